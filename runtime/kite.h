@@ -1,0 +1,103 @@
+/* kite.h - Hopper GPU kernels generated from templates, callable from C.
+ *
+ * Every function validates its arguments before anything is launched and
+ * returns a kite_status; on failure kite_last_error() says why.  Sizes and
+ * strides are int64_t element counts; row strides are in elements.  Work is
+ * enqueued on the given stream and not synchronised. */
+#ifndef KITE_H
+#define KITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum kite_status {
+  KITE_OK = 0,
+  KITE_ERR_INVALID_ARG,  /* a null pointer, a bad size, stride or alignment */
+  KITE_ERR_UNSUPPORTED,  /* valid, but not something kite does (dtype, ...)  */
+  KITE_ERR_CUDA,         /* the CUDA runtime reported an error               */
+  KITE_ERR_NO_KERNEL,    /* no generated variant fits this problem           */
+  KITE_ERR_INTERNAL
+} kite_status;
+
+typedef enum kite_dtype { KITE_BF16 = 0, KITE_F16 = 1, KITE_F32 = 2, KITE_E4M3 = 3 } kite_dtype;
+
+/* The name of a status code, e.g. "KITE_ERR_INVALID_ARG". */
+const char *kite_status_str(kite_status s);
+
+/* Detail of the calling thread's last failure ("" if none yet).  The text
+ * stays valid until the thread's next kite call. */
+const char *kite_last_error(void);
+
+/* C[M,N] = alpha * A[M,K] * B[N,K]^T + beta * C.  Row-major; lda/ldb/ldc are row strides in elements.
+   ab: type of A and B; c: type of C (bf16, f16 or f32); accumulation in f32. */
+kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K, float alpha,
+                      const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
+                      void *C, int64_t ldc, cudaStream_t stream);
+
+/* y = x * rsqrt(mean(x^2) + eps) * w, row by row.  w has N elements of dtype; rstd (M floats) may
+   be NULL.  Computed in f32. */
+kite_status kite_rmsnorm_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                             const void *w, float eps, void *y, int64_t ldy, float *rstd,
+                             cudaStream_t stream);
+
+/* y = softmax(x) along each row, computed in f32. */
+kite_status kite_softmax_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                             void *y, int64_t ldy, cudaStream_t stream);
+
+/* loss[i] = logsumexp(x[i,:]) - x[i, target[i]]; 0 where target[i] == ignore_index. lse may be NULL.
+   A target outside [0, N) that is not ignore_index gives a NaN loss for that row. */
+kite_status kite_cross_entropy_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                                   const int64_t *target, int64_t ignore_index, float *loss,
+                                   float *lse, cudaStream_t stream);
+
+/* The variant kite would launch for this problem, and why (tuned rule or heuristic); no launch.
+   op is "rmsnorm", "softmax", "cross_entropy" (row ops: M rows of N, K ignored) or "gemm".
+   Writes a one-line text into buf (truncated to len). */
+kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
+                         char *buf, size_t len);
+
+/* ---- Variants: what was generated, and running one by name ------------- */
+
+/* The arguments of every row op, as the generated launchers take them.
+   Fields an op does not use are ignored (leave them zero). */
+typedef struct kite_row_args {
+  int64_t M, N;
+  const void *x;  int64_t ldx;
+  void *y;        int64_t ldy;     /* rmsnorm, softmax */
+  const void *w;  float eps;       /* rmsnorm */
+  float *rstd;                     /* rmsnorm, optional */
+  const int64_t *target;           /* cross_entropy */
+  int64_t ignore_index;            /* cross_entropy */
+  float *loss;                     /* cross_entropy */
+  float *lse;                      /* cross_entropy, optional */
+} kite_row_args;
+
+/* What a generated variant is and which problems it accepts. */
+typedef struct kite_variant_info {
+  const char *name, *op;
+  kite_dtype dtype;
+  int64_t n_min, n_max;  /* row length (N) range */
+  int32_t align;         /* bytes every pointer and row stride must be a multiple of */
+} kite_variant_info;
+
+/* Number of variants in the generated table. */
+int32_t kite_variant_count(void);
+
+/* Fills *info for variant i, 0 <= i < kite_variant_count(). */
+kite_status kite_variant_get(int32_t i, kite_variant_info *info);
+
+/* Runs the named row-op variant, bypassing dispatch but not validation: the
+   arguments are checked as the op's own entry point checks them, and a
+   problem outside the variant's N range or alignment gives
+   KITE_ERR_UNSUPPORTED.  For tests, benchmarks and tuning. */
+kite_status kite_run_variant(const char *name, const kite_row_args *args, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,128 @@
+/* kite_dispatch.c - choosing a generated variant and launching it. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kite_internal.h"
+
+#define KITE_MAX_DEVICES 64
+#define KITE_MAX_ALIGN 16
+
+/* Per-device "can run sm_90a" answers: 0 unknown, 1 yes, 2 no.  Racing
+   writers store the same value, so atomics need no lock. */
+static _Atomic int kite_arch_ok[KITE_MAX_DEVICES];
+static _Atomic uint64_t kite_launches;
+
+int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides)
+{
+  uint64_t bits = KITE_MAX_ALIGN;
+  for (int i = 0; i < nptrs; i++)
+    bits |= (uint64_t)(uintptr_t)ptrs[i];
+  for (int i = 0; i < nstrides; i++)
+    bits |= (uint64_t)strides[i];
+  return (int32_t)(bits & (~bits + 1));   /* lowest set bit */
+}
+
+/* Better of two fitting variants: lower rank, then the tighter N range. */
+static int kite_better(const struct kite_variant *a, const struct kite_variant *b)
+{
+  if (a->rank != b->rank) return a->rank < b->rank;
+  return a->n_max < b->n_max;
+}
+
+const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t n, int32_t align)
+{
+  const struct kite_variant *best = NULL;
+  for (int32_t i = 0; i < kite_variants_len; i++) {
+    const struct kite_variant *v = &kite_variants[i];
+    if (v->dtype != dtype || n < v->n_min || n > v->n_max || align % v->align != 0) continue;
+    if (strcmp(v->op, op) != 0) continue;
+    if (!best || kite_better(v, best)) best = v;
+  }
+  return best;
+}
+
+const struct kite_variant *kite__find(const char *name)
+{
+  for (int32_t i = 0; i < kite_variants_len; i++)
+    if (strcmp(kite_variants[i].name, name) == 0) return &kite_variants[i];
+  return NULL;
+}
+
+static kite_status kite_check_device(void)
+{
+  int dev, major = 0, minor = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess)
+    return kite__fail(KITE_ERR_CUDA, "no usable CUDA device: %s", cudaGetErrorString(e));
+  int known = dev < KITE_MAX_DEVICES ? atomic_load(&kite_arch_ok[dev]) : 0;
+  if (known == 0) {
+    e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (e != cudaSuccess)
+      return kite__fail(KITE_ERR_CUDA, "device %d: %s", dev, cudaGetErrorString(e));
+    known = (major == 9 && minor == 0) ? 1 : 2;
+    if (dev < KITE_MAX_DEVICES) atomic_store(&kite_arch_ok[dev], known);
+  }
+  if (known != 1)
+    return kite__fail(KITE_ERR_UNSUPPORTED, "device %d is not sm_90 (kite is built for sm_90a)", dev);
+  return KITE_OK;
+}
+
+kite_status kite__launch(const struct kite_variant *v, const void *args, cudaStream_t stream)
+{
+  kite_status s = kite_check_device();
+  if (s != KITE_OK) return s;
+  atomic_fetch_add(&kite_launches, 1);
+  cudaError_t e = v->launch(args, stream);
+  if (e != cudaSuccess)
+    return kite__fail(KITE_ERR_CUDA, "%s: launch failed: %s", v->name, cudaGetErrorString(e));
+  return KITE_OK;
+}
+
+uint64_t kite__launch_count(void)
+{
+  return atomic_load(&kite_launches);
+}
+
+int32_t kite_variant_count(void)
+{
+  return kite_variants_len;
+}
+
+kite_status kite_variant_get(int32_t i, kite_variant_info *info)
+{
+  if (!info) return kite__fail(KITE_ERR_INVALID_ARG, "info is NULL");
+  if (i < 0 || i >= kite_variants_len)
+    return kite__fail(KITE_ERR_INVALID_ARG, "variant index %d outside [0, %d)", (int)i,
+                      (int)kite_variants_len);
+  const struct kite_variant *v = &kite_variants[i];
+  info->name = v->name;
+  info->op = v->op;
+  info->dtype = v->dtype;
+  info->n_min = v->n_min;
+  info->n_max = v->n_max;
+  info->align = v->align;
+  return KITE_OK;
+}
+
+kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
+                         char *buf, size_t len)
+{
+  (void)K;
+  if (!op || !buf || len == 0) return kite__fail(KITE_ERR_INVALID_ARG, "op and buf must be given");
+  if (M < 0 || N < 0) return kite__fail(KITE_ERR_INVALID_ARG, "negative size");
+  if (strcmp(op, "gemm") == 0)
+    return kite__fail(KITE_ERR_NO_KERNEL, "no gemm variants are generated yet");
+  kite_status s = kite__check_row_dtype(dtype);
+  if (s != KITE_OK) return s;
+  const struct kite_variant *v = kite__pick(op, dtype, N, KITE_MAX_ALIGN);
+  if (!v)
+    return kite__fail(KITE_ERR_NO_KERNEL, "no %s variant for %s N=%lld", op,
+                      kite__dtype_name(dtype), (long long)N);
+  snprintf(buf, len,
+           "%s %s M=%lld N=%lld: %s (heuristic: lowest rank, then smallest n_max covering N=%lld; "
+           "assumes 16-byte-aligned pointers and strides, else the element-wise variant)",
+           op, kite__dtype_name(dtype), (long long)M, (long long)N, v->name, (long long)N);
+  return KITE_OK;
+}

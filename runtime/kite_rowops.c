@@ -1,0 +1,162 @@
+/* kite_rowops.c - the row-wise ops: argument checks, dispatch, launch. */
+#include <math.h>
+#include <string.h>
+
+#include "kite_internal.h"
+
+/* What an op reads and writes besides x. */
+enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4 };
+
+struct kite_row_op {
+  const char *name;
+  int uses;
+};
+
+static const struct kite_row_op kite_row_ops[] = {
+  { "rmsnorm", KITE_ROW_Y | KITE_ROW_W },
+  { "softmax", KITE_ROW_Y },
+  { "cross_entropy", KITE_ROW_CE },
+};
+
+/* Ops kite does not know (a user's own template) follow the plain x -> y contract. */
+static const struct kite_row_op kite_row_generic = { "row op", KITE_ROW_Y };
+
+static const struct kite_row_op *kite_row_op_of(const char *name)
+{
+  for (size_t i = 0; i < sizeof kite_row_ops / sizeof kite_row_ops[0]; i++)
+    if (strcmp(kite_row_ops[i].name, name) == 0) return &kite_row_ops[i];
+  return &kite_row_generic;
+}
+
+static int kite_misaligned(const void *p, int bytes)
+{
+  return p && (uintptr_t)p % (uintptr_t)bytes != 0;
+}
+
+static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_row_args *a, int es)
+{
+  if (!a->x) return kite__fail(KITE_ERR_INVALID_ARG, "%s: x is NULL", op->name);
+  if ((op->uses & KITE_ROW_Y) && !a->y) return kite__fail(KITE_ERR_INVALID_ARG, "%s: y is NULL", op->name);
+  if ((op->uses & KITE_ROW_W) && !a->w) return kite__fail(KITE_ERR_INVALID_ARG, "%s: w is NULL", op->name);
+  if ((op->uses & KITE_ROW_CE) && (!a->target || !a->loss))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and loss must not be NULL", op->name);
+  if (kite_misaligned(a->x, es) || kite_misaligned(a->y, es) || kite_misaligned(a->w, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: x, y and w must be aligned to their %d-byte elements",
+                      op->name, es);
+  if (kite_misaligned(a->rstd, 4) || kite_misaligned(a->loss, 4) || kite_misaligned(a->lse, 4) ||
+      kite_misaligned(a->target, 8))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd, loss, lse (4 bytes) or target (8 bytes) misaligned",
+                      op->name);
+  return KITE_OK;
+}
+
+/* The byte span [start, end) that M rows of n elements with stride ld cover. */
+static void kite_span(const void *p, int64_t M, int64_t n, int64_t ld, int es, uintptr_t span[2])
+{
+  span[0] = (uintptr_t)p;
+  span[1] = span[0] + (uintptr_t)(((M - 1) * ld + n) * es);
+}
+
+static kite_status kite_check_layout(const struct kite_row_op *op, const kite_row_args *a, int es)
+{
+  int64_t ld = a->ldx;
+  if (a->N > INT32_MAX)
+    return kite__fail(KITE_ERR_UNSUPPORTED, "%s: N=%lld is above 2^31-1", op->name, (long long)a->N);
+  if (a->ldx < a->N || ((op->uses & KITE_ROW_Y) && a->ldy < a->N))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: row strides ldx=%lld, ldy=%lld must be >= N=%lld",
+                      op->name, (long long)a->ldx, (long long)a->ldy, (long long)a->N);
+  if ((op->uses & KITE_ROW_Y) && a->ldy > ld) ld = a->ldy;
+  if (a->M - 1 > (INT64_MAX / es - a->N) / ld)
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: M=%lld rows of stride %lld overflow the address space",
+                      op->name, (long long)a->M, (long long)ld);
+  if (!(op->uses & KITE_ROW_Y) || (a->x == a->y && a->ldx == a->ldy)) return KITE_OK;
+  uintptr_t xs[2], ys[2];
+  kite_span(a->x, a->M, a->N, a->ldx, es, xs);
+  kite_span(a->y, a->M, a->N, a->ldy, es, ys);
+  if (xs[0] < ys[1] && ys[0] < xs[1])
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: y overlaps x (only y == x with ldy == ldx may alias)",
+                      op->name);
+  return KITE_OK;
+}
+
+/* Every check an op's entry point makes; *noop is set for an empty problem. */
+static kite_status kite_row_check(const struct kite_row_op *op, kite_dtype dtype, const kite_row_args *a,
+                                  int *noop)
+{
+  kite_status s = kite__check_row_dtype(dtype);
+  if (s != KITE_OK) return s;
+  if (a->M < 0 || a->N < 0)
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: M=%lld and N=%lld must not be negative", op->name,
+                      (long long)a->M, (long long)a->N);
+  *noop = a->M == 0 || a->N == 0;
+  if (*noop) return KITE_OK;
+  int es = kite__dtype_size(dtype);
+  if ((s = kite_check_pointers(op, a, es)) != KITE_OK) return s;
+  if ((s = kite_check_layout(op, a, es)) != KITE_OK) return s;
+  if ((op->uses & KITE_ROW_W) && !(isfinite(a->eps) && a->eps >= 0.f))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: eps=%g must be finite and >= 0", op->name, (double)a->eps);
+  return KITE_OK;
+}
+
+static int32_t kite_row_align(const kite_row_args *a, int es)
+{
+  const void *ptrs[3] = { a->x, a->y, a->w };
+  const int64_t strides[2] = { a->ldx * es, a->y ? a->ldy * es : 0 };
+  return kite__align_of(ptrs, 3, strides, 2);
+}
+
+static kite_status kite_row_run(const char *opname, kite_dtype dtype, const kite_row_args *a,
+                                cudaStream_t stream)
+{
+  const struct kite_row_op *op = kite_row_op_of(opname);
+  int noop;
+  kite_status s = kite_row_check(op, dtype, a, &noop);
+  if (s != KITE_OK || noop) return s;
+  const struct kite_variant *v = kite__pick(opname, dtype, a->N, kite_row_align(a, kite__dtype_size(dtype)));
+  if (!v)
+    return kite__fail(KITE_ERR_NO_KERNEL, "%s: no generated variant for %s N=%lld (was out/ filtered?)",
+                      opname, kite__dtype_name(dtype), (long long)a->N);
+  return kite__launch(v, a, stream);
+}
+
+kite_status kite_run_variant(const char *name, const kite_row_args *a, cudaStream_t stream)
+{
+  if (!name || !a) return kite__fail(KITE_ERR_INVALID_ARG, "name and args must not be NULL");
+  const struct kite_variant *v = kite__find(name);
+  if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "no variant named '%s'", name);
+  int noop;
+  kite_status s = kite_row_check(kite_row_op_of(v->op), v->dtype, a, &noop);
+  if (s != KITE_OK || noop) return s;
+  if (a->N < v->n_min || a->N > v->n_max)
+    return kite__fail(KITE_ERR_UNSUPPORTED, "%s takes N in [%lld, %lld], not %lld", name,
+                      (long long)v->n_min, (long long)v->n_max, (long long)a->N);
+  if (kite_row_align(a, kite__dtype_size(v->dtype)) % v->align != 0)
+    return kite__fail(KITE_ERR_UNSUPPORTED, "%s needs %d-byte-aligned pointers and row strides", name,
+                      (int)v->align);
+  return kite__launch(v, a, stream);
+}
+
+kite_status kite_rmsnorm_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                             const void *w, float eps, void *y, int64_t ldy, float *rstd,
+                             cudaStream_t stream)
+{
+  const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = y, .ldy = ldy,
+                            .w = w, .eps = eps, .rstd = rstd };
+  return kite_row_run("rmsnorm", dtype, &a, stream);
+}
+
+kite_status kite_softmax_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                             void *y, int64_t ldy, cudaStream_t stream)
+{
+  const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = y, .ldy = ldy };
+  return kite_row_run("softmax", dtype, &a, stream);
+}
+
+kite_status kite_cross_entropy_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                                   const int64_t *target, int64_t ignore_index, float *loss,
+                                   float *lse, cudaStream_t stream)
+{
+  const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .target = target,
+                            .ignore_index = ignore_index, .loss = loss, .lse = lse };
+  return kite_row_run("cross_entropy", dtype, &a, stream);
+}

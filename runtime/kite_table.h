@@ -1,0 +1,37 @@
+/* kite_table.h - the dispatch table that kite-gen writes into out/kite_table.c.
+ *
+ * One row per generated variant.  The runtime reads it to pick a variant for a
+ * problem; kite-gen is the only writer.  Plain C so that a vendored tree needs
+ * nothing but a C compiler and nvcc. */
+#ifndef KITE_TABLE_H
+#define KITE_TABLE_H
+
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+#include "kite.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every generated launcher has this signature; args points at the op's
+ * argument struct (struct kite_row_args for the row ops). */
+typedef cudaError_t (*kite_launch_fn)(const void *args, cudaStream_t stream);
+
+struct kite_variant {
+  const char *name;      /* unique, [A-Za-z0-9_]+, also the .cu file name   */
+  const char *op;        /* template folder name: "rmsnorm", "softmax", ... */
+  kite_dtype dtype;      /* element type the variant reads                  */
+  int64_t n_min, n_max;  /* row length range the variant handles            */
+  int32_t align;         /* bytes every pointer and row stride must divide  */
+  int32_t rank;          /* heuristic preference among fits; lower first    */
+  kite_launch_fn launch;
+};
+
+extern const struct kite_variant kite_variants[];
+extern const int32_t kite_variants_len;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

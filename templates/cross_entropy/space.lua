@@ -1,0 +1,2 @@
+-- The cross_entropy parameter space: the row-op axes of lib/rowops.lua.
+return require("lib.rowops").space("cross_entropy")

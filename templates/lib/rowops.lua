@@ -1,0 +1,298 @@
+-- lib/rowops.lua: what the row-wise ops (rmsnorm, softmax, cross_entropy)
+-- share: their parameter space, the dispatch metadata, and the CUDA prelude
+-- (types, vector access, reductions) that every variant file carries.
+local dtypes = require "lib.dtypes"
+
+local M = {}
+
+-- One row is handled by `threads` threads (a whole number of warps); a CTA
+-- holds `rows` rows.  Each thread makes `nv` accesses per chunk of the row,
+-- each access `vec` elements wide (16 bytes, or one element for the
+-- alignment-free fallback).  mode "reg" keeps the whole row in registers
+-- (N <= one chunk: read once); mode "loop" streams the row in chunks and
+-- reads it a second time for the output pass (L2 usually holds it).
+M.THREAD_COUNTS = { 32, 64, 128, 256, 512, 1024 }
+M.CTA_THREADS = 256   -- smallest CTA: keeps enough warps per SM for small rows
+M.INT32_MAX = 2147483647
+
+function M.axes()
+  return {
+    dtype = { "bf16", "f16", "f32" },
+    mode = { "reg", "loop" },
+    threads = M.THREAD_COUNTS,
+    rows = { 1, 2, 4, 8 },
+    nv = { 1, 2, 4 },
+    access = { "v16", "e1" },
+  }
+end
+
+-- Elements per access for a point.
+function M.vec(p)
+  if p.access == "e1" then return 1 end
+  return 16 // dtypes[p.dtype].size
+end
+
+-- The register ladder: small rows use few threads and many rows per CTA;
+-- long rows use more threads and more accesses per thread.
+local function ladder_ok(p)
+  if p.threads == 32 then return p.nv == 1 end
+  if p.threads <= 128 then return p.nv == 2 end
+  if p.threads == 256 then return p.nv == 2 or p.nv == 4 end
+  return p.nv == 4
+end
+
+function M.valid(p)
+  if p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then
+    return false, "CTA size"
+  end
+  if p.mode == "reg" then
+    return p.access == "v16" and ladder_ok(p)
+  end
+  -- one streaming variant per access kind
+  if p.access == "v16" then return p.threads == 512 and p.nv == 4 end
+  return p.threads == 256 and p.nv == 4
+end
+
+function M.chunk(p) return p.threads * p.nv * M.vec(p) end
+
+-- Dispatch metadata: the N range, the alignment the variant needs of every
+-- pointer and row stride, and its rank (lower is preferred when several fit;
+-- among equal ranks the runtime takes the smallest n_max).
+function M.meta(p)
+  local size = dtypes[p.dtype].size
+  if p.mode == "reg" then
+    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = 0 }
+  end
+  if p.access == "v16" then
+    return { n_min = 1, n_max = M.INT32_MAX, align = 16, rank = 1 }
+  end
+  return { n_min = 1, n_max = M.INT32_MAX, align = size, rank = 2 }
+end
+
+function M.name(op)
+  return op .. "_${dtype}_${mode}_t${threads}_r${rows}_n${nv}_${access}"
+end
+
+-- A whole space.lua for a row op.
+function M.space(op)
+  return {
+    op = op, template = op .. ".cu.tpl",
+    axes = M.axes(), valid = M.valid, name = M.name(op), meta = M.meta,
+  }
+end
+
+-- The CUDA prelude: includes, the variant's constants, and the device
+-- helpers every row op uses.  p is the point (P in a template).
+function M.prelude(p)
+  local d = dtypes[p.dtype]
+  local vec = M.vec(p)
+  local out = {}
+  local function add(s) out[#out + 1] = s end
+  add(dtypes.includes())
+  add('#include "kite.h"\n')
+  add("// Not every op uses every shared helper below.\n#pragma nv_diag_suppress 177\n\nnamespace {\n")
+  add(string.format([[
+typedef %s elem_t;
+constexpr int kThreads = %d;            // threads per row
+constexpr int kRows = %d;               // rows per CTA
+constexpr int kNv = %d;                 // accesses per thread per chunk
+constexpr int kVec = %d;                // elements per access
+constexpr bool kResident = %s;        // whole row held in registers
+constexpr int kWarps = kThreads / 32;   // warps per row
+constexpr int kChunk = kThreads * kNv * kVec;
+constexpr int kCtaThreads = kThreads * kRows;
+constexpr int kMinCtas = 1024 / kCtaThreads;  // caps registers at 64 so 1024 threads fit an SM
+]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode == "reg")))
+  add(d.convert())
+  add(M.DEVICE)
+  add("}  // namespace\n")
+  return table.concat(out, "\n")
+end
+
+-- Launcher: one CTA per kRows rows, grid-strided past the grid limit.
+function M.launcher(name, kernel)
+  return string.format([[
+extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
+{
+  const kite_row_args *a = static_cast<const kite_row_args *>(args);
+  const int64_t blocks = (a->M + kRows - 1) / kRows;
+  const unsigned grid = (unsigned)(blocks < kMaxGrid ? blocks : kMaxGrid);
+  %s<<<grid, kCtaThreads, 0, stream>>>(*a);
+  return cudaGetLastError();
+}]], name, kernel)
+end
+
+M.DEVICE = [[
+constexpr int64_t kMaxGrid = 2147483647;
+constexpr float kLog2e = 1.4426950408889634f;
+
+// kVec elements as loaded: one 16-byte access, or one element.
+struct __align__(kVec * sizeof(elem_t)) raw_t { elem_t e[kVec]; };
+
+__device__ __forceinline__ raw_t ld_stream(const elem_t *p)
+{
+  if constexpr (sizeof(raw_t) == 16) {
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return *reinterpret_cast<raw_t *>(&v);
+  } else {
+    return *reinterpret_cast<const raw_t *>(p);
+  }
+}
+
+// Access starting at element i of a row of n: whole, or element-wise at the tail.
+__device__ __forceinline__ raw_t load_raw(const elem_t *row, int i, int n)
+{
+  if (i + kVec <= n) return ld_stream(row + i);
+  raw_t r;
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) r.e[e] = i + e < n ? row[i + e] : from_f32(0.f);
+  return r;
+}
+
+// Elements of an access as floats; those at or past n read as fill.
+__device__ __forceinline__ void to_floats(const raw_t &r, int i, int n, float fill, float (&f)[kVec])
+{
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) f[e] = i + e < n ? to_f32(r.e[e]) : fill;
+}
+
+__device__ __forceinline__ void store_floats(elem_t *row, int i, int n, const float (&f)[kVec])
+{
+  raw_t r;
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) r.e[e] = from_f32(f[e]);
+  if (i + kVec <= n) {
+    *reinterpret_cast<raw_t *>(row + i) = r;
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < kVec; ++e)
+    if (i + e < n) row[i + e] = r.e[e];
+}
+
+// Element index of a thread's j-th access in the chunk starting at base.
+__device__ __forceinline__ int access_index(int base, int j, int t)
+{
+  return base + (j * kThreads + t) * kVec;
+}
+
+__device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, int n, raw_t (&r)[kNv])
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(base, j, t);
+    if (i < n) r[j] = load_raw(row, i, n);
+  }
+}
+
+__device__ __forceinline__ float fast_exp2(float x)
+{
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Running softmax statistics: max m and sum of exp(x - m).
+struct ms_t { float m, s; };
+
+__device__ __forceinline__ ms_t ms_combine(ms_t a, ms_t b)
+{
+  const float m = fmaxf(a.m, b.m);
+  if (m == -INFINITY) return { m, 0.f };
+  return { m, a.s * fast_exp2((a.m - m) * kLog2e) + b.s * fast_exp2((b.m - m) * kLog2e) };
+}
+
+// Folds kVec values into running statistics (one exp per element).
+template <int K>
+__device__ __forceinline__ ms_t ms_add(ms_t a, const float (&f)[K])
+{
+  float mc = f[0];
+#pragma unroll
+  for (int e = 1; e < K; ++e) mc = fmaxf(mc, f[e]);
+  const float m = fmaxf(a.m, mc);
+  if (m == -INFINITY) return a;
+  const float ms = m * kLog2e;
+  float s = a.m == -INFINITY ? 0.f : a.s * fast_exp2(a.m * kLog2e - ms);
+#pragma unroll
+  for (int e = 0; e < K; ++e) s += fast_exp2(fmaf(f[e], kLog2e, -ms));
+  return { m, s };
+}
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ ms_t warp_ms(ms_t v)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const ms_t w = { __shfl_xor_sync(0xffffffffu, v.m, o), __shfl_xor_sync(0xffffffffu, v.s, o) };
+    v = ms_combine(v, w);
+  }
+  return v;
+}
+
+// Row-wide reductions: warp shuffles, then the row's warps through shared
+// memory, summed in a fixed order so results do not vary run to run.  Every
+// thread of the CTA must call them (they hold a CTA barrier).
+__device__ __forceinline__ float row_sum(float v, float (*red)[kWarps])
+{
+  v = warp_sum(v);
+  if constexpr (kWarps == 1) return v;
+  const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
+  if (threadIdx.x % 32 == 0) red[r][w] = v;
+  __syncthreads();
+  float t = 0.f;
+#pragma unroll
+  for (int k = 0; k < kWarps; ++k) t += red[r][k];
+  return t;
+}
+
+__device__ __forceinline__ ms_t row_ms(ms_t v, ms_t (*red)[kWarps])
+{
+  v = warp_ms(v);
+  if constexpr (kWarps == 1) return v;
+  const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
+  if (threadIdx.x % 32 == 0) red[r][w] = v;
+  __syncthreads();
+  ms_t t = red[r][0];
+#pragma unroll
+  for (int k = 1; k < kWarps; ++k) t = ms_combine(t, red[r][k]);
+  return t;
+}
+
+// Where this thread works: its row within the CTA and lane within the row.
+struct place_t {
+  int64_t row;   // global row index for the current row block
+  int t;         // thread index within the row
+  bool live;     // row < M (dead rows still join the CTA barriers)
+};
+
+__device__ __forceinline__ place_t place(int64_t block, int64_t M)
+{
+  place_t p;
+  p.row = block * kRows + threadIdx.x / kThreads;
+  p.t = threadIdx.x % kThreads;
+  p.live = p.row < M;
+  return p;
+}
+
+// Runs body(place) for each row block this CTA owns; the barrier between
+// blocks keeps the reduction scratch from being overwritten early.
+template <typename F>
+__device__ __forceinline__ void for_row_blocks(int64_t M, F body)
+{
+  const int64_t blocks = (M + kRows - 1) / kRows;
+  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+    body(place(b, M));
+    if (b + gridDim.x < blocks) __syncthreads();
+  }
+}
+]]
+
+return M

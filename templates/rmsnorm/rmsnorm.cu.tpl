@@ -1,0 +1,69 @@
+@ local rowops = require "lib.rowops"
+// rmsnorm forward: y = x * rsqrt(mean(x^2) + eps) * w, one row per kThreads threads.
+${rowops.prelude(P)}
+
+namespace {
+
+// y for one chunk of x already loaded into r.
+__device__ __forceinline__ void rmsnorm_out(const kite_row_args &a, const raw_t (&r)[kNv], int base,
+                                            int t, int n, float rs, elem_t *y)
+{
+  const elem_t *w = static_cast<const elem_t *>(a.w);
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(base, j, t);
+    if (i >= n) continue;
+    float xf[kVec], wf[kVec];
+    to_floats(r[j], i, n, 0.f, xf);
+    to_floats(load_raw(w, i, n), i, n, 0.f, wf);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) xf[e] = xf[e] * rs * wf[e];
+    store_floats(y, i, n, xf);
+  }
+}
+
+__device__ __forceinline__ float sum_squares(const raw_t (&r)[kNv], int base, int t, int n)
+{
+  float ss = 0.f;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(base, j, t);
+    float f[kVec];
+    to_floats(r[j], i, n, 0.f, f);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) ss = fmaf(f[e], f[e], ss);
+  }
+  return ss;
+}
+
+__global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_row_args a)
+{
+  __shared__ float red[kRows][kWarps];
+  const int n = (int)a.N;
+  for_row_blocks(a.M, [&](place_t p) {
+    const elem_t *x = static_cast<const elem_t *>(a.x) + (p.live ? p.row * a.ldx : 0);
+    elem_t *y = static_cast<elem_t *>(a.y) + (p.live ? p.row * a.ldy : 0);
+    const int m = p.live ? n : 0;   // dead rows touch nothing
+    raw_t r[kNv] = {};
+    float ss = 0.f;
+    for (int base = 0; base < m; base += kChunk) {
+      load_chunk(x, base, p.t, m, r);
+      ss += sum_squares(r, base, p.t, m);
+      if constexpr (kResident) break;
+    }
+    const float rs = rsqrtf(row_sum(ss, red) / (float)n + a.eps);
+    if (p.live && p.t == 0 && a.rstd) a.rstd[p.row] = rs;
+    if constexpr (kResident) {
+      rmsnorm_out(a, r, 0, p.t, m, rs, y);
+    } else {
+      for (int base = 0; base < m; base += kChunk) {
+        load_chunk(x, base, p.t, m, r);
+        rmsnorm_out(a, r, base, p.t, m, rs, y);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+${rowops.launcher(VARIANT, "rmsnorm_fwd")}

@@ -1,0 +1,63 @@
+@ local rowops = require "lib.rowops"
+// softmax forward: y = exp(x - max) / sum(exp(x - max)), max and sum found in one online pass.
+${rowops.prelude(P)}
+
+namespace {
+
+__device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int base, int t, int n)
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    float f[kVec];
+    to_floats(r[j], access_index(base, j, t), n, -INFINITY, f);
+    st = ms_add(st, f);
+  }
+  return st;
+}
+
+__device__ __forceinline__ void softmax_out(const raw_t (&r)[kNv], int base, int t, int n, ms_t st,
+                                            elem_t *y)
+{
+  const float ms = st.m * kLog2e, inv = 1.f / st.s;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(base, j, t);
+    if (i >= n) continue;
+    float f[kVec];
+    to_floats(r[j], i, n, 0.f, f);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) f[e] = fast_exp2(fmaf(f[e], kLog2e, -ms)) * inv;
+    store_floats(y, i, n, f);
+  }
+}
+
+__global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_row_args a)
+{
+  __shared__ ms_t red[kRows][kWarps];
+  const int n = (int)a.N;
+  for_row_blocks(a.M, [&](place_t p) {
+    const elem_t *x = static_cast<const elem_t *>(a.x) + (p.live ? p.row * a.ldx : 0);
+    elem_t *y = static_cast<elem_t *>(a.y) + (p.live ? p.row * a.ldy : 0);
+    const int m = p.live ? n : 0;
+    raw_t r[kNv] = {};
+    ms_t st = { -INFINITY, 0.f };
+    for (int base = 0; base < m; base += kChunk) {
+      load_chunk(x, base, p.t, m, r);
+      st = chunk_stats(st, r, base, p.t, m);
+      if constexpr (kResident) break;
+    }
+    st = row_ms(st, red);
+    if constexpr (kResident) {
+      softmax_out(r, 0, p.t, m, st, y);
+    } else {
+      for (int base = 0; base < m; base += kChunk) {
+        load_chunk(x, base, p.t, m, r);
+        softmax_out(r, base, p.t, m, st, y);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+${rowops.launcher(VARIANT, "softmax_fwd")}
