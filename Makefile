@@ -1,15 +1,11 @@
 # kite: `make` = dependency check + gen + build; `make test`; `make bench`.
 # Generated kernels live in out/ (committed); everything built goes to build/.
 
-CUDA_HOME ?= /usr/local/cuda
-NVCC := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/nvcc))
-CUDA_INC := $(patsubst %/bin/nvcc,%/include,$(NVCC))
-CUDA_LIB := $(patsubst %/bin/nvcc,%/lib64,$(NVCC))
-CC ?= cc
-ARCH := -gencode=arch=compute_90a,code=sm_90a
-NVCCFLAGS := -O3 -std=c++17 $(ARCH) -Xcompiler -fPIC -Iruntime -Xptxas -v
-CFLAGS := -O2 -std=c11 -Wall -Wextra -Werror -fPIC -Iruntime -I$(CUDA_INC)
-LDLIBS := -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -lm -lpthread
+KITE_DIR := .
+KITE_BUILD := build
+include runtime/kite.mk
+CFLAGS := $(KITE_CFLAGS) -Werror
+LDLIBS := $(KITE_LDLIBS)
 KITE_ONLY ?=
 DEB_PACKAGES := liblua5.4-dev check pkg-config
 
@@ -30,41 +26,14 @@ deps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else echo "kite: missing Debian packages; run: sudo apt-get install -y$$missing"; exit 1; fi; \
 	fi
-	@if [ -z "$(NVCC)" ]; then echo "kite: nvcc not found on PATH or in $(CUDA_HOME)/bin;" \
+	@if [ -z "$(KITE_NVCC)" ]; then echo "kite: nvcc not found on PATH or in $(CUDA_HOME)/bin;" \
 	  "install the CUDA toolkit (12.0 or newer, for sm_90a) or set CUDA_HOME"; exit 1; fi
 
 gen: $(KITE_GEN)
 	$(KITE_GEN) -t templates -o out $(if $(KITE_ONLY),--only '$(KITE_ONLY)')
 
-# ---- the library: out/ + runtime/ ------------------------------------------
-KERNEL_SRC := $(sort $(wildcard out/*/*.cu))
-KERNEL_OBJ := $(patsubst out/%.cu,build/obj/%.o,$(KERNEL_SRC))
-RUNTIME_SRC := $(sort $(wildcard runtime/*.c))
-RUNTIME_OBJ := $(patsubst runtime/%.c,build/obj/runtime/%.o,$(RUNTIME_SRC)) build/obj/kite_table.o
-RUNTIME_HDR := $(wildcard runtime/*.h)
-
-build: build/libkite.a build/libkite.so
-
-# ptxas's resource report (registers, spills) is kept beside each object.
-build/obj/%.o: out/%.cu $(RUNTIME_HDR)
-	@mkdir -p $(dir $@)
-	@echo "NVCC $<"
-	@$(NVCC) $(NVCCFLAGS) -c $< -o $@ 2> $@.log || { cat $@.log; exit 1; }
-
-build/obj/runtime/%.o: runtime/%.c $(RUNTIME_HDR)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
-
-build/obj/kite_table.o: out/kite_table.c $(RUNTIME_HDR)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
-
-build/libkite.a: $(KERNEL_OBJ) $(RUNTIME_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
-
-build/libkite.so: $(KERNEL_OBJ) $(RUNTIME_OBJ)
-	$(NVCC) $(ARCH) -shared -cudart shared -o $@ $^
+# ---- the library: out/ + runtime/, built by runtime/kite.mk ---------------
+build: $(KITE_LIB_A) $(KITE_LIB_SO)
 
 # ---- tests and benchmarks ---------------------------------------------------
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)

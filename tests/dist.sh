@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The uses of kite beyond its own tree, one case per call (test_dist.c runs them):
+#   committed   a fresh kite-gen writes exactly the committed out/
+#   compiled    every manifest variant was compiled by nvcc for sm_90a, no spills
+#   vendor      out/ + runtime/ alone build a library and a consumer links to it
+#   extend      a new template folder shows up in out/, manifest, table, and runs
+# Usage: tests/dist.sh CASE TMPDIR   (run from the repository root)
+set -eu
+case_=$1 tmp=$2
+root=$(pwd)
+gen=$root/build/kite-gen
+fix=$root/tests/fixtures
+cuobjdump=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")/cuobjdump
+
+manifest_count() { tail -n +2 "$1" | wc -l; }
+
+committed() {
+  "$gen" -q -t templates -o "$tmp/out"
+  diff -r out "$tmp/out"
+}
+
+compiled() {
+  local n=0
+  while IFS=$'\t' read -r name op _; do
+    obj=build/obj/$op/$name.o
+    [ -f "$obj" ] || { echo "not compiled: $obj"; exit 1; }
+    grep -q "Compiling entry function" "$obj.log" || { echo "no ptxas report: $obj.log"; exit 1; }
+    if grep -E "[1-9][0-9]* bytes (spill|stack)" "$obj.log"; then echo "spills in $name"; exit 1; fi
+    "$cuobjdump" --list-elf "$obj" | grep -q sm_90a || { echo "no sm_90a code in $obj"; exit 1; }
+    n=$((n + 1))
+  done < <(tail -n +2 out/manifest.tsv)
+  [ "$n" -gt 0 ]
+  echo "compiled: $n variants, sm_90a, no spills"
+}
+
+# Builds the consumer against the kite tree in $tmp/app/kite and runs it.
+build_consumer() {
+  cp "$fix/vendor/consumer.c" "$fix/vendor/Makefile" "$tmp/app/"
+  make -s -C "$tmp/app" -j"$(nproc)" consumer >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
+  "$tmp/app/consumer" "$1" "$(manifest_count "$tmp/app/kite/out/manifest.tsv")"
+}
+
+vendor() {
+  mkdir -p "$tmp/app/kite"
+  cp -r out runtime "$tmp/app/kite/"
+  build_consumer "$(sed -n 2p out/manifest.tsv | cut -f1)"
+}
+
+extend() {
+  cp -r templates "$tmp/templates"
+  cp -r "$fix/ext/square" "$tmp/templates/"
+  "$gen" -q -t "$tmp/templates" -o "$tmp/full"
+  ls "$tmp/full/square/"*.cu >/dev/null
+  grep -q "^square_f32_t256	square	" "$tmp/full/manifest.tsv"
+  grep -q "kite_v_square_bf16_t256" "$tmp/full/kite_table.c"
+  [ "$(manifest_count "$tmp/full/manifest.tsv")" -eq $(( $(manifest_count out/manifest.tsv) + 2 )) ]
+  mkdir -p "$tmp/app/kite"
+  cp -r runtime "$tmp/app/kite/"
+  "$gen" -q -t "$tmp/templates" -o "$tmp/app/kite/out" --only 'square_*'
+  build_consumer square_f32_t256
+}
+
+"$case_"
