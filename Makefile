@@ -11,20 +11,18 @@ DEB_PACKAGES := liblua5.4-dev check pkg-config
 
 include gen/gen.mk
 
-.PHONY: all deps gen build test bench tune clean
+.PHONY: all deps gen build test test-bins bench tune clean
 all: deps
 	@$(MAKE) --no-print-directory gen
 	@$(MAKE) --no-print-directory build
 
-# Debian packages: installed when run as root, else the one line to run.
+# Lua 5.4 and Check through pkg-config; missing ones are installed from
+# Debian when run as root, else the one apt-get line to run is printed.
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then echo "kite: installing$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	  else echo "kite: missing Debian packages; run: sudo apt-get install -y$$missing"; exit 1; fi; \
+	@if ! pkg-config --exists lua5.4 check 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then echo "kite: installing $(DEB_PACKAGES)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES); \
+	  else echo "kite: Lua 5.4 or Check missing; run: sudo apt-get install -y $(DEB_PACKAGES)"; exit 1; fi; \
 	fi
 	@if [ -z "$(KITE_NVCC)" ]; then echo "kite: nvcc not found on PATH or in $(CUDA_HOME)/bin;" \
 	  "install the CUDA toolkit (12.0 or newer, for sm_90a) or set CUDA_HOME"; exit 1; fi
@@ -42,8 +40,13 @@ TEST_BINS := build/test_runtime build/test_gpu build/test_dist
 build/test_%: tests/test_%.c tests/kite_test.h build/libkite.a
 	$(CC) $(CFLAGS) -Itests $< -o $@ build/libkite.a $(CHECK_LIBS) $(LDLIBS)
 
-test: all $(KITE_GEN) build/test_gen $(TEST_BINS)
+# The test binaries are built only after `all` is done, so that a parallel
+# make never builds the library twice at once.
+test: all
+	@$(MAKE) --no-print-directory test-bins
 	@bash tests/run.sh build/test_gen $(TEST_BINS)
+
+test-bins: build/test_gen $(TEST_BINS)
 
 build/kite-bench: bench/kite_bench.c build/libkite.a
 	$(CC) $(CFLAGS) $< -o $@ build/libkite.a $(LDLIBS) -lcublasLt
