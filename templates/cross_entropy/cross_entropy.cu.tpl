@@ -34,9 +34,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const
     const int m = p.live ? n : 0;
     raw_t r[kNv] = {};
     ms_t st = { -INFINITY, 0.f };
-    for (int base = 0; base < m; base += kChunk) {
-      load_chunk(x, base, p.t, m, r);
-      st = chunk_stats(st, r, base, p.t, m);
+    for (int c = 0; c * kChunk < m; ++c) {
+      load_chunk(x, c * kChunk, p.t, m, r);
+      st = chunk_stats(st, r, c * kChunk, p.t, m);
     }
     st = row_ms(st, red);
     if (!p.live || p.t != 0) return;

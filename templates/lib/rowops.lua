@@ -9,8 +9,10 @@ local M = {}
 -- holds `rows` rows.  Each thread makes `nv` accesses per chunk of the row,
 -- each access `vec` elements wide (16 bytes, or one element for the
 -- alignment-free fallback).  mode "reg" keeps the whole row in registers
--- (N <= one chunk: read once); mode "loop" streams the row in chunks and
--- reads it a second time for the output pass (L2 usually holds it).
+-- (N <= one chunk: read once); mode "loop" streams the row in chunks.  Ops
+-- with an output pass (two_pass) read the row again there: the first `cache`
+-- chunks from shared memory, where the first pass left them, the rest from
+-- global memory (L2 holds much of it).
 M.THREAD_COUNTS = { 32, 64, 128, 256, 512, 1024 }
 M.CTA_THREADS = 256   -- smallest CTA: keeps enough warps per SM for small rows
 M.INT32_MAX = 2147483647
@@ -23,8 +25,11 @@ function M.axes()
     rows = { 1, 2, 4, 8 },
     nv = { 1, 2, 4 },
     access = { "v16", "e1" },
+    cache = { 0, 3 },
   }
 end
+
+M.SMEM_LIMIT = 227 * 1024
 
 -- Elements per access for a point.
 function M.vec(p)
@@ -41,15 +46,26 @@ local function ladder_ok(p)
   return p.nv == 4
 end
 
-function M.valid(p)
+-- Shared memory the row cache takes.
+function M.smem(p)
+  return p.cache * p.threads * p.nv * 16
+end
+
+function M.valid(p, two_pass)
+  if M.smem(p) > M.SMEM_LIMIT then return false, "shared memory" end
+  if p.cache > 0 and not (two_pass and p.mode == "loop" and p.access == "v16") then
+    return false, "cache only serves a second pass"
+  end
   if p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then
     return false, "CTA size"
   end
   if p.mode == "reg" then
     return p.access == "v16" and ladder_ok(p)
   end
-  -- one streaming variant per access kind
-  if p.access == "v16" then return p.threads == 512 and p.nv == 4 end
+  -- one streaming variant per access kind, caching when there is a second pass
+  if p.access == "v16" then
+    return p.threads == 1024 and p.nv == 4 and (p.cache > 0) == (two_pass == true)
+  end
   return p.threads == 256 and p.nv == 4
 end
 
@@ -70,14 +86,15 @@ function M.meta(p)
 end
 
 function M.name(op)
-  return op .. "_${dtype}_${mode}_t${threads}_r${rows}_n${nv}_${access}"
+  return op .. "_${dtype}_${mode}_t${threads}_r${rows}_n${nv}_${access}_c${cache}"
 end
 
--- A whole space.lua for a row op.
-function M.space(op)
+-- A whole space.lua for a row op; two_pass when it writes an output row.
+function M.space(op, two_pass)
   return {
     op = op, template = op .. ".cu.tpl",
-    axes = M.axes(), valid = M.valid, name = M.name(op), meta = M.meta,
+    axes = M.axes(), name = M.name(op), meta = M.meta,
+    valid = function(p) return M.valid(p, two_pass) end,
   }
 end
 
@@ -101,8 +118,11 @@ constexpr bool kResident = %s;        // whole row held in registers
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
-constexpr int kMinCtas = 1024 / kCtaThreads;  // caps registers at 64 so 1024 threads fit an SM
-]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode == "reg")))
+// Threads holding at most 32 bytes of the row run 2048 to an SM (32 registers),
+// the rest 1024 (64 registers): enough bytes in flight either way.
+constexpr int kMinCtas = (kNv * kVec * (int)sizeof(elem_t) <= 32 ? 2048 : 1024) / kCtaThreads;
+constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
+]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode == "reg"), p.cache))
   add(d.convert())
   add(M.DEVICE)
   add("}  // namespace\n")
@@ -117,9 +137,13 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
   const unsigned grid = (unsigned)(blocks < kMaxGrid ? blocks : kMaxGrid);
-  %s<<<grid, kCtaThreads, 0, stream>>>(*a);
+  if (kCacheBytes > kDefaultSmem) {
+    const cudaError_t e = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, kCacheBytes);
+    if (e != cudaSuccess) return e;
+  }
+  %s<<<grid, kCtaThreads, kCacheBytes, stream>>>(*a);
   return cudaGetLastError();
-}]], name, kernel)
+}]], name, kernel, kernel)
 end
 
 M.DEVICE = [[
@@ -128,6 +152,11 @@ constexpr float kLog2e = 1.4426950408889634f;
 
 // kVec elements as loaded: one 16-byte access, or one element.
 struct __align__(kVec * sizeof(elem_t)) raw_t { elem_t e[kVec]; };
+
+constexpr int kDefaultSmem = 48 * 1024;   // dynamic shared memory allowed without opting in
+constexpr int kCacheBytes = kCacheChunks * kNv * kThreads * (int)sizeof(raw_t);
+static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
+
 
 __device__ __forceinline__ raw_t ld_stream(const elem_t *p)
 {
@@ -185,6 +214,36 @@ __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, i
     const int i = access_index(base, j, t);
     if (i < n) r[j] = load_raw(row, i, n);
   }
+}
+
+// The row cache: [chunk][access][thread], so a warp's accesses are contiguous.
+// Each thread reads back only what it wrote, so no barrier is needed.
+extern __shared__ raw_t row_cache[];
+
+__device__ __forceinline__ void cache_put(int c, int t, const raw_t (&r)[kNv])
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) row_cache[(c * kNv + j) * kThreads + t] = r[j];
+}
+
+__device__ __forceinline__ void cache_get(int c, int t, raw_t (&r)[kNv])
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) r[j] = row_cache[(c * kNv + j) * kThreads + t];
+}
+
+// First pass: chunk c of the row into r, kept in the cache when it has room.
+__device__ __forceinline__ void load_first(const elem_t *row, int c, int t, int n, raw_t (&r)[kNv])
+{
+  load_chunk(row, c * kChunk, t, n, r);
+  if (c < kCacheChunks) cache_put(c, t, r);
+}
+
+// Second pass: chunk c again, from the cache when the first pass kept it.
+__device__ __forceinline__ void load_again(const elem_t *row, int c, int t, int n, raw_t (&r)[kNv])
+{
+  if (c < kCacheChunks) cache_get(c, t, r);
+  else load_chunk(row, c * kChunk, t, n, r);
 }
 
 __device__ __forceinline__ float fast_exp2(float x)

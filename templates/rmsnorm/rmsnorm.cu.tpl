@@ -46,8 +46,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
     const int m = p.live ? n : 0;   // dead rows touch nothing
     raw_t r[kNv] = {};
     float ss = 0.f;
-    for (int base = 0; base < m; base += kChunk) {
-      load_chunk(x, base, p.t, m, r);
+    for (int c = 0; c * kChunk < m; ++c) {
+      const int base = c * kChunk;
+      load_first(x, c, p.t, m, r);
       ss += sum_squares(r, base, p.t, m);
       if constexpr (kResident) break;
     }
@@ -56,8 +57,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
     if constexpr (kResident) {
       rmsnorm_out(a, r, 0, p.t, m, rs, y);
     } else {
-      for (int base = 0; base < m; base += kChunk) {
-        load_chunk(x, base, p.t, m, r);
+      for (int c = 0; c * kChunk < m; ++c) {
+        const int base = c * kChunk;
+        load_again(x, c, p.t, m, r);
         rmsnorm_out(a, r, base, p.t, m, rs, y);
       }
     }

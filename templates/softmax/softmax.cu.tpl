@@ -41,8 +41,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_
     const int m = p.live ? n : 0;
     raw_t r[kNv] = {};
     ms_t st = { -INFINITY, 0.f };
-    for (int base = 0; base < m; base += kChunk) {
-      load_chunk(x, base, p.t, m, r);
+    for (int c = 0; c * kChunk < m; ++c) {
+      const int base = c * kChunk;
+      load_first(x, c, p.t, m, r);
       st = chunk_stats(st, r, base, p.t, m);
       if constexpr (kResident) break;
     }
@@ -50,8 +51,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_
     if constexpr (kResident) {
       softmax_out(r, 0, p.t, m, st, y);
     } else {
-      for (int base = 0; base < m; base += kChunk) {
-        load_chunk(x, base, p.t, m, r);
+      for (int c = 0; c * kChunk < m; ++c) {
+        const int base = c * kChunk;
+        load_again(x, c, p.t, m, r);
         softmax_out(r, base, p.t, m, st, y);
       }
     }
