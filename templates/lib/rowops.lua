@@ -183,6 +183,11 @@ __device__ __forceinline__ raw_t load_raw(const elem_t *row, int i, int n)
 // Elements of an access as floats; those at or past n read as fill.
 __device__ __forceinline__ void to_floats(const raw_t &r, int i, int n, float fill, float (&f)[kVec])
 {
+  if (i + kVec <= n) {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) f[e] = to_f32(r.e[e]);
+    return;
+  }
 #pragma unroll
   for (int e = 0; e < kVec; ++e) f[e] = i + e < n ? to_f32(r.e[e]) : fill;
 }
