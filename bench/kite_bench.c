@@ -1,0 +1,774 @@
+/* kite_bench.c - memory-bandwidth benchmark of kite's row ops.
+ *
+ *   kite-bench [rows] [options]         time rmsnorm, softmax, cross_entropy
+ *   kite-bench --explain OP DTYPE M N [K]
+ *   kite-bench --list                   the generated variant table
+ *
+ * Method: every timed launch is bracketed by its own pair of CUDA events;
+ * after a warm-up the median of the timed runs is reported.  Consecutive runs
+ * use different buffer sets (x, y, targets, loss), rotating through enough
+ * sets that their footprint is over 3x the device's L2, so no run finds its
+ * input in L2.  Inputs are random (host xorshift, copied once).  Each shape is
+ * compared with a device-to-device cudaMemcpyAsync of x's bytes, timed the
+ * same way in the same run.  Bytes counted:
+ *   rmsnorm        read x + write y (2*M*N*elem) + read w once (N*elem)
+ *   softmax        read x + write y (2*M*N*elem)
+ *   cross_entropy  read x (M*N*elem) + read targets (M*8) + write loss (M*4)
+ *   copy           read x + write y (2*M*N*elem)
+ * rstd and lse are not requested (NULL). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kite.h"
+
+#define MAX_NS 64
+#define MAX_SETS 65536
+#define EXPLAIN_LEN 1024
+#define RMS_EPS 1e-6f
+#define CE_IGNORE (-100)
+
+static const char *const ALL_OPS[] = { "rmsnorm", "softmax", "cross_entropy" };
+#define N_ALL_OPS 3
+static const int64_t DEFAULT_NS[] = { 1024, 4096, 16384, 65536, 262144 };
+
+/* ---- errors ---------------------------------------------------------------- */
+
+static void die(const char *fmt, ...)
+{
+  va_list ap;
+  fflush(stdout);
+  fputs("kite-bench: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  exit(1);
+}
+
+/* A CUDA error is fatal: after an asynchronous fault the context is unusable. */
+#define CUDA_CHECK(call)                                                                    \
+  do {                                                                                      \
+    cudaError_t e_ = (call);                                                                \
+    if (e_ != cudaSuccess)                                                                  \
+      die("%s:%d: %s failed: %s (%s)", __FILE__, __LINE__, #call, cudaGetErrorName(e_),     \
+          cudaGetErrorString(e_));                                                          \
+  } while (0)
+
+/* ---- options --------------------------------------------------------------- */
+
+struct opts {
+  kite_dtype dtype;
+  const char *ops[N_ALL_OPS];
+  int nops;
+  int64_t ns[MAX_NS];
+  int nns;
+  int64_t elems;
+  int variants, quick, device, warmup, reps;
+  const char *csv;
+};
+
+static void usage(FILE *f)
+{
+  fputs(
+    "usage: kite-bench [rows] [options]\n"
+    "       kite-bench --explain OP DTYPE M N [K]\n"
+    "       kite-bench --list\n"
+    "\n"
+    "Times kite's row ops against a device-to-device copy of the same bytes.\n"
+    "  --dtype bf16|f16|f32   element type (default bf16)\n"
+    "  --op NAME[,NAME..]     rmsnorm, softmax, cross_entropy (or ce), all (default all)\n"
+    "  --n LIST               row lengths, comma-separated; 2^k allowed\n"
+    "                         (default 1024,4096,16384,65536,262144)\n"
+    "  --elems E              total elements M*N per problem, 2^k or a number (default 2^28);\n"
+    "                         M = E / N (at least 1)\n"
+    "  --variants             also time every variant that accepts each shape\n"
+    "                         (kite_run_variant); '*' marks the one dispatch picks\n"
+    "  --quick                fewer runs (warm-up 2, 10 timed), for smoke tests\n"
+    "  --warmup W, --reps R   warm-up and timed runs (default 5 and 50)\n"
+    "  --device I             CUDA device (default 0)\n"
+    "  --csv FILE             also write one CSV row per measurement\n"
+    "  --explain OP DTYPE M N [K]  print kite_explain's choice (no GPU needed)\n"
+    "  --list                 print the generated variant table (no GPU needed)\n",
+    f);
+}
+
+static int parse_dtype(const char *s, kite_dtype *d)
+{
+  if (strcmp(s, "bf16") == 0) *d = KITE_BF16;
+  else if (strcmp(s, "f16") == 0 || strcmp(s, "fp16") == 0) *d = KITE_F16;
+  else if (strcmp(s, "f32") == 0 || strcmp(s, "fp32") == 0) *d = KITE_F32;
+  else if (strcmp(s, "e4m3") == 0) *d = KITE_E4M3;
+  else return 0;
+  return 1;
+}
+
+static const char *dtype_name(kite_dtype d)
+{
+  switch (d) {
+  case KITE_BF16: return "bf16";
+  case KITE_F16: return "f16";
+  case KITE_F32: return "f32";
+  case KITE_E4M3: return "e4m3";
+  }
+  return "?";
+}
+
+static int dtype_size(kite_dtype d)
+{
+  return d == KITE_F32 ? 4 : d == KITE_E4M3 ? 1 : 2;
+}
+
+/* A positive count: "2^k" or a decimal number. */
+static int64_t parse_count(const char *s, const char *what)
+{
+  char *end;
+  errno = 0;
+  if (strncmp(s, "2^", 2) == 0) {
+    long k = strtol(s + 2, &end, 10);
+    if (errno || end == s + 2 || *end || k < 0 || k > 62) die("bad %s '%s' (want 2^k, k in 0..62)", what, s);
+    return (int64_t)1 << k;
+  }
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v <= 0) die("bad %s '%s' (want a positive number or 2^k)", what, s);
+  return (int64_t)v;
+}
+
+static const char *canonical_op(const char *s)
+{
+  if (strcmp(s, "ce") == 0 || strcmp(s, "cross-entropy") == 0) return "cross_entropy";
+  for (int i = 0; i < N_ALL_OPS; i++)
+    if (strcmp(s, ALL_OPS[i]) == 0) return ALL_OPS[i];
+  return NULL;
+}
+
+static void parse_ops(struct opts *o, const char *arg)
+{
+  char buf[256];
+  if (strlen(arg) >= sizeof buf) die("--op list too long");
+  strcpy(buf, arg);
+  o->nops = 0;
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    if (strcmp(tok, "all") == 0) {
+      for (int i = 0; i < N_ALL_OPS; i++) o->ops[i] = ALL_OPS[i];
+      o->nops = N_ALL_OPS;
+      return;
+    }
+    const char *op = canonical_op(tok);
+    if (!op) die("unknown op '%s' (rmsnorm, softmax, cross_entropy, all)", tok);
+    int dup = 0;
+    for (int i = 0; i < o->nops; i++) dup |= o->ops[i] == op;
+    if (!dup) o->ops[o->nops++] = op;
+  }
+  if (o->nops == 0) die("--op needs at least one op");
+}
+
+static void parse_ns(struct opts *o, const char *arg)
+{
+  char buf[1024];
+  if (strlen(arg) >= sizeof buf) die("--n list too long");
+  strcpy(buf, arg);
+  o->nns = 0;
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    if (o->nns == MAX_NS) die("--n: at most %d row lengths", MAX_NS);
+    int64_t n = parse_count(tok, "row length");
+    if (n > INT32_MAX) die("--n: %lld is above 2^31-1", (long long)n);
+    o->ns[o->nns++] = n;
+  }
+  if (o->nns == 0) die("--n needs at least one row length");
+}
+
+/* ---- --explain and --list (no GPU) ----------------------------------------- */
+
+static int cmd_explain(int argc, char **argv)
+{
+  if (argc != 4 && argc != 5) {
+    fputs("usage: kite-bench --explain OP DTYPE M N [K]\n", stderr);
+    return 2;
+  }
+  kite_dtype d;
+  if (!parse_dtype(argv[1], &d)) die("--explain: unknown dtype '%s' (bf16, f16, f32, e4m3)", argv[1]);
+  const char *op = canonical_op(argv[0]);
+  if (!op) op = argv[0];   /* "gemm" or an op kite does not know: let kite answer */
+  int64_t M = parse_count(argv[2], "M"), N = parse_count(argv[3], "N");
+  int64_t K = argc == 5 ? parse_count(argv[4], "K") : 0;
+  char buf[EXPLAIN_LEN];
+  kite_status s = kite_explain(op, d, M, N, K, buf, sizeof buf);
+  if (s != KITE_OK) {
+    fprintf(stderr, "kite-bench: kite_explain: %s: %s\n", kite_status_str(s), kite_last_error());
+    return 1;
+  }
+  printf("%s\n", buf);
+  return 0;
+}
+
+static int cmd_list(void)
+{
+  int32_t n = kite_variant_count();
+  printf("%-44s %-14s %-5s %10s %10s %5s\n", "variant", "op", "dtype", "n_min", "n_max", "align");
+  for (int32_t i = 0; i < n; i++) {
+    kite_variant_info v;
+    kite_status s = kite_variant_get(i, &v);
+    if (s != KITE_OK) die("kite_variant_get(%d): %s: %s", (int)i, kite_status_str(s), kite_last_error());
+    printf("%-44s %-14s %-5s %10lld %10lld %5d\n", v.name, v.op, dtype_name(v.dtype),
+           (long long)v.n_min, (long long)v.n_max, (int)v.align);
+  }
+  printf("%d variants\n", (int)n);
+  return 0;
+}
+
+/* ---- random inputs ----------------------------------------------------------- */
+
+static uint64_t xorshift(uint64_t *s)
+{
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+static uint16_t f32_to_bf16(float f)
+{
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);   /* round to nearest even; inputs are finite */
+  return (uint16_t)(u >> 16);
+}
+
+static uint16_t f32_to_f16(float f)
+{
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint32_t sign = (u >> 16) & 0x8000u, mant = u & 0x7fffffu;
+  int32_t exp = (int32_t)((u >> 23) & 0xffu) - 127 + 15;
+  if (exp <= 0) return (uint16_t)sign;            /* below f16's normal range: signed zero */
+  if (exp >= 31) return (uint16_t)(sign | 0x7c00u);
+  uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13), rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;   /* a carry rounds into the exponent */
+  return (uint16_t)h;
+}
+
+/* n values uniform in [lo, hi) of dtype d, written to dst. */
+static void fill_random(void *dst, size_t n, kite_dtype d, float lo, float hi, uint64_t seed)
+{
+  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
+  if (s == 0) s = 1;
+  const float scale = (hi - lo) / 16777216.0f;
+  for (size_t i = 0; i < n; i += 2) {
+    uint64_t r = xorshift(&s);
+    float v[2] = { lo + (float)(r >> 40) * scale, lo + (float)((r >> 16) & 0xffffffu) * scale };
+    for (size_t k = 0; k < 2 && i + k < n; k++) {
+      if (d == KITE_F32) ((float *)dst)[i + k] = v[k];
+      else if (d == KITE_F16) ((uint16_t *)dst)[i + k] = f32_to_f16(v[k]);
+      else ((uint16_t *)dst)[i + k] = f32_to_bf16(v[k]);
+    }
+  }
+}
+
+static void *xmalloc(size_t n)
+{
+  void *p = malloc(n ? n : 1);
+  if (!p) die("out of host memory (%zu bytes)", n);
+  return p;
+}
+
+/* ---- device buffers ---------------------------------------------------------- */
+
+struct bench {
+  struct opts o;
+  int es;                   /* element size */
+  int nsets;
+  size_t x_stride;          /* bytes between sets' x (and y) */
+  size_t rows_cap;          /* rows each set's target/loss arrays hold */
+  char *x, *y;              /* nsets * x_stride bytes each */
+  void *w;                  /* one weight row, max N elements */
+  int64_t *tgt;             /* nsets * rows_cap */
+  float *loss;              /* nsets * rows_cap */
+  int64_t tgt_n;            /* row length the targets were drawn for; 0 none */
+  int64_t tgt_rows;
+  cudaStream_t stream;
+  cudaEvent_t *ev;          /* 2 * reps */
+  float *ms;                /* reps */
+  size_t l2;
+  char devname[256];
+  FILE *csv;
+  int failures;
+};
+
+static int64_t rows_for(const struct bench *b, int64_t n)
+{
+  int64_t m = b->o.elems / n;
+  return m > 0 ? m : 1;
+}
+
+static size_t round_up(size_t v, size_t a)
+{
+  return (v + a - 1) / a * a;
+}
+
+static void open_device(struct bench *b)
+{
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0)
+    die("no usable CUDA device (%s); kite-bench times kernels and needs an sm_90 GPU "
+        "(H100/H200).  `--explain` and `--list` work without one.",
+        e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+  if (b->o.device < 0 || b->o.device >= count)
+    die("--device %d: only %d CUDA device(s) visible", b->o.device, count);
+  CUDA_CHECK(cudaSetDevice(b->o.device));
+  struct cudaDeviceProp p;
+  CUDA_CHECK(cudaGetDeviceProperties(&p, b->o.device));
+  snprintf(b->devname, sizeof b->devname, "%s", p.name);
+  if (p.major != 9 || p.minor != 0)
+    die("device %d (%s) is sm_%d%d; kite's kernels are built for sm_90a (H100/H200)", b->o.device,
+        p.name, p.major, p.minor);
+  b->l2 = p.l2CacheSize > 0 ? (size_t)p.l2CacheSize : (size_t)50 << 20;
+  if (p.l2CacheSize <= 0)
+    fprintf(stderr, "kite-bench: warning: device reports no L2 size; assuming 50 MiB\n");
+  CUDA_CHECK(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
+}
+
+static void alloc_buffers(struct bench *b)
+{
+  int64_t max_n = 0, max_rows = 0, max_elems = 0;
+  for (int i = 0; i < b->o.nns; i++) {
+    int64_t n = b->o.ns[i], m = rows_for(b, n);
+    if (n > max_n) max_n = n;
+    if (m > max_rows) max_rows = m;
+    if (m * n > max_elems) max_elems = m * n;
+  }
+  size_t x_bytes = (size_t)max_elems * (size_t)b->es;
+  b->x_stride = round_up(x_bytes, 256);
+  b->rows_cap = (size_t)max_rows;
+
+  /* Enough sets that x alone (cross_entropy reads nothing else) covers > 3x L2. */
+  size_t want = 3 * b->l2 / b->x_stride + 1;
+  if (want < 2) want = 2;
+  if (want > MAX_SETS) want = MAX_SETS;
+  size_t per_set = 2 * b->x_stride + b->rows_cap * (sizeof(int64_t) + sizeof(float)) + 512;
+  size_t free_b = 0, total_b = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  size_t budget = free_b / 10 * 8;   /* leave room for the context and fragmentation */
+  size_t fit = per_set ? budget / per_set : 0;
+  if (fit < 2)
+    die("a problem of %lld elements needs %.2f GiB for 2 buffer sets; the device has %.2f GiB free",
+        (long long)max_elems, 2.0 * (double)per_set / (1 << 30), (double)free_b / (1 << 30));
+  if (want > fit) {
+    fprintf(stderr, "kite-bench: warning: memory allows %zu buffer sets, not the %zu wanted for 3x L2\n",
+            fit, want);
+    want = fit;
+  }
+  b->nsets = (int)want;
+  size_t ns = (size_t)b->nsets;
+
+  CUDA_CHECK(cudaMalloc((void **)&b->x, ns * b->x_stride));
+  CUDA_CHECK(cudaMalloc((void **)&b->y, ns * b->x_stride));
+  CUDA_CHECK(cudaMalloc(&b->w, (size_t)max_n * (size_t)b->es));
+  CUDA_CHECK(cudaMalloc((void **)&b->tgt, ns * b->rows_cap * sizeof(int64_t)));
+  CUDA_CHECK(cudaMalloc((void **)&b->loss, ns * b->rows_cap * sizeof(float)));
+
+  /* Inputs: random values in [-3, 3), every set drawn separately; w in [0.5, 1.5). */
+  size_t xn = ns * b->x_stride / (size_t)b->es;
+  size_t host_bytes = ns * b->x_stride;
+  void *h = xmalloc(host_bytes > (size_t)max_n * 4 ? host_bytes : (size_t)max_n * 4);
+  fill_random(h, xn, b->o.dtype, -3.f, 3.f, 1);
+  CUDA_CHECK(cudaMemcpy(b->x, h, host_bytes, cudaMemcpyHostToDevice));
+  fill_random(h, (size_t)max_n, b->o.dtype, 0.5f, 1.5f, 2);
+  CUDA_CHECK(cudaMemcpy(b->w, h, (size_t)max_n * (size_t)b->es, cudaMemcpyHostToDevice));
+  free(h);
+  CUDA_CHECK(cudaMemset(b->y, 0, ns * b->x_stride));
+  CUDA_CHECK(cudaMemset(b->tgt, 0, ns * b->rows_cap * sizeof(int64_t)));
+  CUDA_CHECK(cudaMemset(b->loss, 0, ns * b->rows_cap * sizeof(float)));
+
+  int nev = 2 * b->o.reps;
+  b->ev = xmalloc((size_t)nev * sizeof *b->ev);
+  for (int i = 0; i < nev; i++) CUDA_CHECK(cudaEventCreate(&b->ev[i]));
+  b->ms = xmalloc((size_t)b->o.reps * sizeof *b->ms);
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+/* Targets uniform in [0, n) for every set (cross_entropy), drawn once per n. */
+static void set_targets(struct bench *b, int64_t n, int64_t rows)
+{
+  if (b->tgt_n == n && b->tgt_rows == rows) return;
+  size_t cnt = (size_t)b->nsets * b->rows_cap;
+  int64_t *h = xmalloc(cnt * sizeof *h);
+  uint64_t s = 0x5eed0000ULL + (uint64_t)n;
+  for (size_t i = 0; i < cnt; i++) h[i] = (int64_t)((xorshift(&s) >> 11) % (uint64_t)n);
+  CUDA_CHECK(cudaMemcpy(b->tgt, h, cnt * sizeof *h, cudaMemcpyHostToDevice));
+  free(h);
+  b->tgt_n = n;
+  b->tgt_rows = rows;
+}
+
+static void free_buffers(struct bench *b)
+{
+  for (int i = 0; i < 2 * b->o.reps; i++) CUDA_CHECK(cudaEventDestroy(b->ev[i]));
+  free(b->ev);
+  free(b->ms);
+  CUDA_CHECK(cudaFree(b->x));
+  CUDA_CHECK(cudaFree(b->y));
+  CUDA_CHECK(cudaFree(b->w));
+  CUDA_CHECK(cudaFree(b->tgt));
+  CUDA_CHECK(cudaFree(b->loss));
+  CUDA_CHECK(cudaStreamDestroy(b->stream));
+}
+
+/* ---- one launch ---------------------------------------------------------------- */
+
+struct shape {
+  const char *op;
+  int64_t M, N;
+};
+
+enum how { VIA_API, VIA_VARIANT, VIA_COPY };
+
+static kite_row_args row_args(const struct bench *b, const struct shape *s, int set)
+{
+  kite_row_args a;
+  memset(&a, 0, sizeof a);
+  a.M = s->M;
+  a.N = s->N;
+  a.x = b->x + (size_t)set * b->x_stride;
+  a.ldx = s->N;
+  if (strcmp(s->op, "cross_entropy") == 0) {
+    a.target = b->tgt + (size_t)set * b->rows_cap;
+    a.ignore_index = CE_IGNORE;
+    a.loss = b->loss + (size_t)set * b->rows_cap;
+  } else {
+    a.y = b->y + (size_t)set * b->x_stride;
+    a.ldy = s->N;
+    if (strcmp(s->op, "rmsnorm") == 0) {
+      a.w = b->w;
+      a.eps = RMS_EPS;
+    }
+  }
+  return a;
+}
+
+static kite_status launch(const struct bench *b, const struct shape *s, enum how how,
+                          const char *variant, int set)
+{
+  kite_dtype d = b->o.dtype;
+  if (how == VIA_COPY) {
+    size_t bytes = (size_t)s->M * (size_t)s->N * (size_t)b->es;
+    CUDA_CHECK(cudaMemcpyAsync(b->y + (size_t)set * b->x_stride, b->x + (size_t)set * b->x_stride, bytes,
+                               cudaMemcpyDeviceToDevice, b->stream));
+    return KITE_OK;
+  }
+  kite_row_args a = row_args(b, s, set);
+  if (how == VIA_VARIANT) return kite_run_variant(variant, &a, b->stream);
+  if (strcmp(s->op, "rmsnorm") == 0)
+    return kite_rmsnorm_fwd(d, a.M, a.N, a.x, a.ldx, a.w, a.eps, a.y, a.ldy, NULL, b->stream);
+  if (strcmp(s->op, "softmax") == 0)
+    return kite_softmax_fwd(d, a.M, a.N, a.x, a.ldx, a.y, a.ldy, b->stream);
+  return kite_cross_entropy_fwd(d, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, NULL, b->stream);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+struct timing {
+  double median_us, min_us, max_us;
+};
+
+/* Times reps launches (after the warm-up), each between its own events.  A
+   kite error is returned (after draining the stream); a CUDA error is fatal. */
+static kite_status time_it(struct bench *b, const struct shape *s, enum how how, const char *variant,
+                           struct timing *t)
+{
+  int set = 0;
+  kite_status st = KITE_OK;
+  for (int i = 0; i < b->o.warmup && st == KITE_OK; i++, set = (set + 1) % b->nsets)
+    st = launch(b, s, how, variant, set);
+  for (int i = 0; i < b->o.reps && st == KITE_OK; i++, set = (set + 1) % b->nsets) {
+    CUDA_CHECK(cudaEventRecord(b->ev[2 * i], b->stream));
+    st = launch(b, s, how, variant, set);
+    CUDA_CHECK(cudaEventRecord(b->ev[2 * i + 1], b->stream));
+  }
+  /* A kite error can hide a CUDA one (a failed launch): check both. */
+  cudaError_t e = cudaStreamSynchronize(b->stream);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess)
+    die("CUDA error while timing %s N=%lld (%s): %s (%s)", s->op, (long long)s->N,
+        how == VIA_COPY ? "copy" : variant ? variant : "dispatch", cudaGetErrorName(e), cudaGetErrorString(e));
+  if (st != KITE_OK) return st;
+  for (int i = 0; i < b->o.reps; i++)
+    CUDA_CHECK(cudaEventElapsedTime(&b->ms[i], b->ev[2 * i], b->ev[2 * i + 1]));
+  qsort(b->ms, (size_t)b->o.reps, sizeof *b->ms, cmp_float);
+  int r = b->o.reps;
+  double med = r % 2 ? b->ms[r / 2] : 0.5 * ((double)b->ms[r / 2 - 1] + (double)b->ms[r / 2]);
+  t->median_us = med * 1e3;
+  t->min_us = (double)b->ms[0] * 1e3;
+  t->max_us = (double)b->ms[r - 1] * 1e3;
+  return KITE_OK;
+}
+
+/* ---- which variant ----------------------------------------------------------------- */
+
+static int ident_char(char c)
+{
+  return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Does text contain name as a whole identifier? */
+static int has_word(const char *text, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *p = strstr(text, name); p; p = strstr(p + 1, name))
+    if ((p == text || !ident_char(p[-1])) && !ident_char(p[n])) return 1;
+  return 0;
+}
+
+/* The runtime's alignment rule: lowest set bit of every pointer and byte stride, capped at 16. */
+static int32_t align_of(const kite_row_args *a, int es)
+{
+  uint64_t bits = 16 | (uint64_t)(uintptr_t)a->x | (uint64_t)(uintptr_t)a->y | (uint64_t)(uintptr_t)a->w |
+                  (uint64_t)(a->ldx * es) | (uint64_t)(a->y ? a->ldy * es : 0);
+  return (int32_t)(bits & (~bits + 1));
+}
+
+static int accepts(const kite_variant_info *v, const char *op, kite_dtype d, int64_t n, int32_t align)
+{
+  return strcmp(v->op, op) == 0 && v->dtype == d && n >= v->n_min && n <= v->n_max &&
+         v->align > 0 && align % v->align == 0;
+}
+
+/* The variant dispatch picks for s, written to out: kite_explain's choice
+   when the buffers are 16-byte aligned (what explain assumes), else the only
+   accepting variant if there is one, else "?". */
+static void dispatched(const struct bench *b, const struct shape *s, char *out, size_t len)
+{
+  char text[EXPLAIN_LEN] = "";
+  kite_row_args a = row_args(b, s, 0);
+  int32_t align = align_of(&a, b->es);
+  const char *best = NULL;
+  int fits = 0;
+  int32_t nv = kite_variant_count();
+  if (align >= 16) {
+    kite_status st = kite_explain(s->op, b->o.dtype, s->M, s->N, 0, text, sizeof text);
+    if (st != KITE_OK) {
+      snprintf(out, len, "? (explain: %s)", kite_status_str(st));
+      return;
+    }
+  }
+  for (int32_t i = 0; i < nv; i++) {
+    kite_variant_info v;
+    if (kite_variant_get(i, &v) != KITE_OK) continue;
+    if (!accepts(&v, s->op, b->o.dtype, s->N, align)) continue;
+    fits++;
+    if (align >= 16 && has_word(text, v.name) && (!best || strlen(v.name) > strlen(best))) best = v.name;
+  }
+  if (align < 16 && fits == 1) {
+    for (int32_t i = 0; i < nv; i++) {
+      kite_variant_info v;
+      if (kite_variant_get(i, &v) == KITE_OK && accepts(&v, s->op, b->o.dtype, s->N, align)) best = v.name;
+    }
+  }
+  snprintf(out, len, "%s", best ? best : "?");
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static double bytes_moved(const struct bench *b, const struct shape *s)
+{
+  double mn = (double)s->M * (double)s->N * b->es;
+  if (strcmp(s->op, "rmsnorm") == 0) return 2 * mn + (double)s->N * b->es;
+  if (strcmp(s->op, "softmax") == 0) return 2 * mn;
+  return mn + (double)s->M * (sizeof(int64_t) + sizeof(float));
+}
+
+static void print_header(void)
+{
+  printf("%-13s %-5s %9s %7s %-2s %-42s %10s %7s %9s %6s\n", "op", "dtype", "M", "N", "", "variant",
+         "time_us", "TB/s", "copy_TB/s", "ratio");
+}
+
+static void report(struct bench *b, const struct shape *s, const char *mark, const char *variant,
+                   const char *via, const struct timing *t, const struct timing *copy)
+{
+  double bytes = bytes_moved(b, s);
+  double tbps = bytes / (t->median_us * 1e-6) / 1e12;
+  double copy_bytes = 2.0 * (double)s->M * (double)s->N * b->es;
+  double copy_tbps = copy_bytes / (copy->median_us * 1e-6) / 1e12;
+  printf("%-13s %-5s %9lld %7lld %-2s %-42s %10.1f %7.3f %9.3f %6.3f\n", s->op, dtype_name(b->o.dtype),
+         (long long)s->M, (long long)s->N, mark, variant, t->median_us, tbps, copy_tbps, tbps / copy_tbps);
+  fflush(stdout);
+  if (b->csv) {
+    fprintf(b->csv, "%s,%s,%lld,%lld,%s,%s,%d,%.3f,%.3f,%.3f,%.0f,%.5f,%.3f,%.5f,%.5f,%d,%d\n", s->op,
+            dtype_name(b->o.dtype), (long long)s->M, (long long)s->N, variant, via,
+            strcmp(via, "api") == 0 || mark[0] == '*',
+            t->median_us, t->min_us, t->max_us, bytes, tbps, copy->median_us, copy_tbps, tbps / copy_tbps,
+            b->nsets, b->o.reps);
+    fflush(b->csv);
+  }
+}
+
+static void report_failure(struct bench *b, const struct shape *s, const char *what, kite_status st)
+{
+  printf("%-13s %-5s %9lld %7lld    FAILED %s: %s: %s\n", s->op, dtype_name(b->o.dtype), (long long)s->M,
+         (long long)s->N, what, kite_status_str(st), kite_last_error());
+  fflush(stdout);
+  fprintf(stderr, "kite-bench: %s %s N=%lld (%s): %s: %s\n", s->op, dtype_name(b->o.dtype), (long long)s->N,
+          what, kite_status_str(st), kite_last_error());
+  b->failures++;
+  if (st == KITE_ERR_CUDA) die("stopping after a CUDA error inside kite");
+}
+
+/* ---- the run ------------------------------------------------------------------------------ */
+
+static void bench_shape(struct bench *b, const struct shape *s)
+{
+  char chosen[256];
+  struct timing copy, t;
+  if (strcmp(s->op, "cross_entropy") == 0) set_targets(b, s->N, s->M);
+  dispatched(b, s, chosen, sizeof chosen);
+  time_it(b, s, VIA_COPY, NULL, &copy);
+
+  kite_status st = time_it(b, s, VIA_API, NULL, &t);
+  if (st != KITE_OK) report_failure(b, s, "dispatch", st);
+  else report(b, s, b->o.variants ? "=" : "", chosen, "api", &t, &copy);
+  if (!b->o.variants) return;
+
+  kite_row_args a = row_args(b, s, 0);
+  int32_t align = align_of(&a, b->es), nv = kite_variant_count();
+  for (int32_t i = 0; i < nv; i++) {
+    kite_variant_info v;
+    kite_status gs = kite_variant_get(i, &v);
+    if (gs != KITE_OK) die("kite_variant_get(%d): %s: %s", (int)i, kite_status_str(gs), kite_last_error());
+    if (!accepts(&v, s->op, b->o.dtype, s->N, align)) continue;
+    st = time_it(b, s, VIA_VARIANT, v.name, &t);
+    if (st != KITE_OK) report_failure(b, s, v.name, st);
+    else report(b, s, strcmp(v.name, chosen) == 0 ? "*" : "", v.name, "variant", &t, &copy);
+  }
+}
+
+static int cmd_rows(struct opts *o)
+{
+  struct bench b;
+  memset(&b, 0, sizeof b);
+  b.o = *o;
+  b.es = dtype_size(o->dtype);
+  if (o->dtype == KITE_E4M3) die("--dtype: row ops take bf16, f16 or f32");
+  open_device(&b);
+  if (o->csv) {
+    b.csv = fopen(o->csv, "w");
+    if (!b.csv) die("cannot write %s: %s", o->csv, strerror(errno));
+    fprintf(b.csv, "op,dtype,M,N,variant,via,dispatched,median_us,min_us,max_us,bytes,tbps,copy_median_us,"
+                   "copy_tbps,ratio_to_copy,buffer_sets,reps\n");
+    fflush(b.csv);
+  }
+  alloc_buffers(&b);
+
+  double set_bytes = 2.0 * (double)b.x_stride;
+  printf("# kite-bench: %s, L2 %.1f MiB; dtype %s; M*N = %lld elements; %d buffer sets "
+         "(%.2f GiB of x+y, %.1fx L2); warm-up %d, median of %d runs, each timed with its own events\n",
+         b.devname, (double)b.l2 / (1 << 20), dtype_name(o->dtype), (long long)o->elems, b.nsets,
+         b.nsets * set_bytes / (1 << 30), b.nsets * set_bytes / (double)b.l2, o->warmup, o->reps);
+  printf("# bytes: rmsnorm 2*M*N*e + N*e (w); softmax 2*M*N*e; cross_entropy M*N*e + M*12 "
+         "(int64 targets, f32 loss); copy = cudaMemcpyAsync D2D of x, 2*M*N*e; TB/s = 1e12 B/s\n");
+  if (o->variants)
+    printf("# '=' the public entry point (dispatch); '*' the variant it dispatches to, "
+           "run through kite_run_variant\n");
+  print_header();
+  fflush(stdout);
+
+  for (int i = 0; i < o->nops; i++)
+    for (int j = 0; j < o->nns; j++) {
+      struct shape s = { o->ops[i], rows_for(&b, o->ns[j]), o->ns[j] };
+      bench_shape(&b, &s);
+    }
+
+  free_buffers(&b);
+  if (b.csv && fclose(b.csv) != 0) die("writing %s failed", o->csv);
+  if (b.failures) {
+    fprintf(stderr, "kite-bench: %d measurement(s) failed (see FAILED rows)\n", b.failures);
+    return 1;
+  }
+  return 0;
+}
+
+static const char *need_arg(int argc, char **argv, int *i)
+{
+  if (*i + 1 >= argc) die("%s needs a value", argv[*i]);
+  return argv[++*i];
+}
+
+static int parse_int(const char *s, const char *what, int lo, int hi)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) die("bad %s '%s' (want %d..%d)", what, s, lo, hi);
+  return (int)v;
+}
+
+int main(int argc, char **argv)
+{
+  struct opts o;
+  memset(&o, 0, sizeof o);
+  o.dtype = KITE_BF16;
+  for (int i = 0; i < N_ALL_OPS; i++) o.ops[i] = ALL_OPS[i];
+  o.nops = N_ALL_OPS;
+  o.nns = (int)(sizeof DEFAULT_NS / sizeof DEFAULT_NS[0]);
+  memcpy(o.ns, DEFAULT_NS, sizeof DEFAULT_NS);
+  o.elems = (int64_t)1 << 28;
+  o.warmup = -1;
+  o.reps = -1;
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--explain") == 0) {
+      if (i != 1) die("--explain must come first");
+      return cmd_explain(argc - 2, argv + 2);
+    } else if (strcmp(a, "--list") == 0) {
+      return cmd_list();
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return 0;
+    } else if (strcmp(a, "rows") == 0 && i == 1) {
+      continue;
+    } else if (strcmp(a, "--dtype") == 0) {
+      const char *v = need_arg(argc, argv, &i);
+      if (!parse_dtype(v, &o.dtype) || o.dtype == KITE_E4M3) die("--dtype: want bf16, f16 or f32, not '%s'", v);
+    } else if (strcmp(a, "--op") == 0) {
+      parse_ops(&o, need_arg(argc, argv, &i));
+    } else if (strcmp(a, "--n") == 0) {
+      parse_ns(&o, need_arg(argc, argv, &i));
+    } else if (strcmp(a, "--elems") == 0) {
+      o.elems = parse_count(need_arg(argc, argv, &i), "--elems");
+      if (o.elems > ((int64_t)1 << 34)) die("--elems: at most 2^34");
+    } else if (strcmp(a, "--variants") == 0) {
+      o.variants = 1;
+    } else if (strcmp(a, "--quick") == 0) {
+      o.quick = 1;
+    } else if (strcmp(a, "--warmup") == 0) {
+      o.warmup = parse_int(need_arg(argc, argv, &i), "--warmup", 0, 10000);
+    } else if (strcmp(a, "--reps") == 0) {
+      o.reps = parse_int(need_arg(argc, argv, &i), "--reps", 1, 10000);
+    } else if (strcmp(a, "--device") == 0) {
+      o.device = parse_int(need_arg(argc, argv, &i), "--device", 0, 1023);
+    } else if (strcmp(a, "--csv") == 0) {
+      o.csv = need_arg(argc, argv, &i);
+    } else {
+      fprintf(stderr, "kite-bench: unknown argument '%s'\n\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (o.warmup < 0) o.warmup = o.quick ? 2 : 5;
+  if (o.reps < 0) o.reps = o.quick ? 10 : 50;
+  return cmd_rows(&o);
+}
