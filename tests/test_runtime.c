@@ -1,0 +1,981 @@
+/* test_runtime.c - kite's host side, no GPU needed: status codes and error
+ * text, argument validation of the row ops (every invalid argument gives its
+ * error and launches nothing), dispatch (which variant a problem gets),
+ * kite_run_variant's range and alignment checks, kite_explain, kite_gemm's
+ * checks, the variant table, and the test helpers' bf16/f16 conversions.
+ *
+ * Pointers here are fake device addresses: validation is host-only and comes
+ * before any CUDA call.  main() hides every GPU (CUDA_VISIBLE_DEVICES=-1)
+ * before CUDA starts, so a valid call ends in KITE_ERR_CUDA on any machine
+ * and never launches a kernel on a fake pointer. */
+#define _POSIX_C_SOURCE 200809L
+#include "kite_test.h"
+
+#include <pthread.h>
+
+#include "kite_internal.h"
+
+/* ---- fake device addresses and the ops under test ------------------------------ */
+
+#define FAKE(a) ((void *)(uintptr_t)(a))
+#define FX FAKE(0x10000000)
+#define FY FAKE(0x20000000)
+#define FW FAKE(0x30000000)
+#define FRSTD FAKE(0x40000000)
+#define FTGT FAKE(0x50000000)
+#define FLOSS FAKE(0x60000000)
+#define FLSE FAKE(0x70000000)
+
+enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_COUNT };
+static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy" };
+static const kite_dtype row_dtypes[3] = { KITE_BF16, KITE_F16, KITE_F32 };
+
+static char *cpy(const void *p, int64_t bytes) { return (char *)p + bytes; }
+
+/* A valid problem for op: 4 rows of 1000, strides 1024, every optional output given. */
+static kite_row_args valid_args(int op)
+{
+  kite_row_args a;
+  memset(&a, 0, sizeof a);
+  a.M = 4;
+  a.N = 1000;
+  a.x = FX;
+  a.ldx = 1024;
+  if (op != OP_CE) {
+    a.y = FY;
+    a.ldy = 1024;
+  }
+  if (op == OP_RMSNORM) {
+    a.w = FW;
+    a.eps = 1e-5f;
+    a.rstd = FRSTD;
+  }
+  if (op == OP_CE) {
+    a.target = FTGT;
+    a.ignore_index = -100;
+    a.loss = FLOSS;
+    a.lse = FLSE;
+  }
+  return a;
+}
+
+/* The public entry point of op. */
+static kite_status call_entry(int op, kite_dtype dt, const kite_row_args *a)
+{
+  switch (op) {
+  case OP_RMSNORM:
+    return kite_rmsnorm_fwd(dt, a->M, a->N, a->x, a->ldx, a->w, a->eps, a->y, a->ldy, a->rstd, 0);
+  case OP_SOFTMAX:
+    return kite_softmax_fwd(dt, a->M, a->N, a->x, a->ldx, a->y, a->ldy, 0);
+  default:
+    return kite_cross_entropy_fwd(dt, a->M, a->N, a->x, a->ldx, a->target, a->ignore_index, a->loss,
+                                  a->lse, 0);
+  }
+}
+
+static int has_tag(const char *name, const char *tag)
+{
+  size_t n = strlen(tag);
+  for (const char *p = strstr(name, tag); p; p = strstr(p + 1, tag))
+    if (p > name && p[-1] == '_' && (p[n] == '_' || p[n] == '\0')) return 1;
+  return 0;
+}
+
+/* The op's element-wise streaming variant of dtype: any N up to 2^31-1, any
+   element-aligned layout.  The committed space has one per op and dtype. */
+static const struct kite_variant *any_layout_variant(const char *op, kite_dtype dt)
+{
+  for (int32_t i = 0; i < kite_variants_len; i++) {
+    const struct kite_variant *v = &kite_variants[i];
+    if (strcmp(v->op, op) == 0 && v->dtype == dt && v->n_min == 1 && v->n_max == INT32_MAX &&
+        v->align == kt_dtype_size(dt))
+      return v;
+  }
+  ck_abort_msg("no element-aligned variant for %s %s up to N=2^31-1", op, kt_dtype_name(dt));
+  return NULL;
+}
+
+/* A valid call: it gets past validation, so without a GPU it must stop at
+   the device check (KITE_ERR_CUDA, or UNSUPPORTED for a non-sm_90 device),
+   with nothing launched. */
+static void expect_valid_no_gpu(kite_status s, const char *what)
+{
+  ck_assert_msg(s != KITE_OK,
+                "%s: KITE_OK with fake pointers - a GPU is visible to test_runtime "
+                "(CUDA_VISIBLE_DEVICES=-1 should hide it)", what);
+  ck_assert_msg(s == KITE_ERR_CUDA || s == KITE_ERR_UNSUPPORTED,
+                "%s: a valid call without a GPU gave %s (%s), want KITE_ERR_CUDA", what,
+                kite_status_str(s), kite_last_error());
+  ck_assert_msg(kite_last_error()[0] != '\0', "%s: %s with an empty kite_last_error()", what,
+                kite_status_str(s));
+}
+
+/* ---- status codes and error text ------------------------------------------------- */
+
+START_TEST(status_str_names_every_code)
+{
+  ck_assert_str_eq(kite_status_str(KITE_OK), "KITE_OK");
+  ck_assert_str_eq(kite_status_str(KITE_ERR_INVALID_ARG), "KITE_ERR_INVALID_ARG");
+  ck_assert_str_eq(kite_status_str(KITE_ERR_UNSUPPORTED), "KITE_ERR_UNSUPPORTED");
+  ck_assert_str_eq(kite_status_str(KITE_ERR_CUDA), "KITE_ERR_CUDA");
+  ck_assert_str_eq(kite_status_str(KITE_ERR_NO_KERNEL), "KITE_ERR_NO_KERNEL");
+  ck_assert_str_eq(kite_status_str(KITE_ERR_INTERNAL), "KITE_ERR_INTERNAL");
+  const char *bad = kite_status_str((kite_status)99);
+  ck_assert_ptr_nonnull(bad);
+  ck_assert_msg(strstr(bad, "KITE_") == bad && strcmp(bad, "KITE_OK") != 0,
+                "an unknown status gives \"%s\"", bad);
+  ck_assert_ptr_nonnull(kite_status_str((kite_status)-1));
+}
+END_TEST
+
+static void *last_error_in_thread(void *arg)
+{
+  char *out = arg;
+  snprintf(out, 256, "%s", kite_last_error());
+  return NULL;
+}
+
+START_TEST(last_error_is_set_and_per_thread)
+{
+  char other[256] = "unset";
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, last_error_in_thread, other), 0);
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_msg(other[0] == '\0', "a new thread's kite_last_error() is \"%s\", want \"\"", other);
+
+  KT_KITE_EXPECT(kite_softmax_fwd(KITE_BF16, 2, 8, NULL, 8, FY, 8, 0), KITE_ERR_INVALID_ARG);
+  char first[512];
+  snprintf(first, sizeof first, "%s", kite_last_error());
+  ck_assert_msg(first[0] != '\0', "kite_last_error() empty after a failed call");
+  ck_assert_msg(strstr(first, "x") != NULL, "NULL x reported as \"%s\"", first);
+
+  KT_KITE_EXPECT(kite_softmax_fwd(KITE_BF16, -1, 8, FX, 8, FY, 8, 0), KITE_ERR_INVALID_ARG);
+  ck_assert_msg(strcmp(first, kite_last_error()) != 0,
+                "two different failures gave the same text \"%s\"", first);
+
+  /* another thread's failures do not touch this thread's text */
+  snprintf(first, sizeof first, "%s", kite_last_error());
+  ck_assert_int_eq(pthread_create(&th, NULL, last_error_in_thread, other), 0);
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_str_eq(other, "");
+  ck_assert_str_eq(kite_last_error(), first);
+
+  KT_KITE_EXPECT(kite_variant_get(-1, NULL), KITE_ERR_INVALID_ARG);
+  ck_assert_msg(kite_last_error()[0] != '\0', "kite_variant_get failure left no text");
+  KT_KITE_EXPECT(kite_gemm(KITE_BF16, KITE_F32, -1, 1, 1, 1.f, FX, 1, FW, 1, 0.f, FY, 1, 0),
+                 KITE_ERR_INVALID_ARG);
+  ck_assert_msg(kite_last_error()[0] != '\0', "kite_gemm failure left no text");
+}
+END_TEST
+
+/* ---- row-op validation --------------------------------------------------------------- */
+
+enum { ANY = 7, RMS = 1 << OP_RMSNORM, SMX = 1 << OP_SOFTMAX, CE = 1 << OP_CE, YOPS = RMS | SMX };
+
+/* Mutation k of a valid problem: returns its description and sets *want, or
+   NULL when k does not apply to this op/dtype/path; NULL with *done set past
+   the last one.  *entry_only: the dtype is changed, so kite_run_variant (which
+   takes the variant's dtype) cannot express it. */
+static const char *mutate(int k, int op, kite_dtype *dt, kite_row_args *a, kite_status *want,
+                          int *entry_only, int *done)
+{
+  const int es = kt_dtype_size(*dt);
+  const int bit = 1 << op;
+  *want = KITE_ERR_INVALID_ARG;
+  *entry_only = 0;
+  *done = 0;
+#define CASE(n, ops, desc, ...) \
+  case n:                        \
+    if (!((ops) & bit)) return NULL; \
+    __VA_ARGS__;                 \
+    return desc;
+  switch (k) {
+  CASE(0, ANY, "x NULL", a->x = NULL)
+  CASE(1, YOPS, "y NULL", a->y = NULL)
+  CASE(2, RMS, "w NULL", a->w = NULL)
+  CASE(3, CE, "target NULL", a->target = NULL)
+  CASE(4, CE, "loss NULL", a->loss = NULL)
+  CASE(5, ANY, "M = -1", a->M = -1)
+  CASE(6, ANY, "N = -1", a->N = -1)
+  CASE(7, ANY, "M = -1 with N = 0", a->M = -1; a->N = 0)
+  CASE(8, ANY, "N = -1 with M = 0", a->N = -1; a->M = 0)
+  CASE(9, ANY, "ldx = N - 1", a->ldx = a->N - 1)
+  CASE(10, ANY, "ldx = -1024", a->ldx = -1024)
+  CASE(11, YOPS, "ldy = N - 1", a->ldy = a->N - 1)
+  CASE(12, YOPS, "ldy = 0", a->ldy = 0)
+  CASE(13, ANY, "x one byte past its element alignment", a->x = cpy(a->x, 1))
+  CASE(14, YOPS, "y one byte past its element alignment", a->y = cpy(a->y, 1))
+  CASE(15, RMS, "w one byte past its element alignment", a->w = cpy(a->w, 1))
+  CASE(16, es == 4 ? ANY : 0, "f32 x 2 bytes off", a->x = cpy(a->x, 2))
+  CASE(17, es == 4 ? YOPS : 0, "f32 y 2 bytes off", a->y = cpy(a->y, 2))
+  CASE(18, es == 4 ? RMS : 0, "f32 w 2 bytes off", a->w = cpy(a->w, 2))
+  CASE(19, RMS, "rstd 2 bytes off", a->rstd = (float *)cpy(a->rstd, 2))
+  CASE(20, RMS, "rstd 1 byte off", a->rstd = (float *)cpy(a->rstd, 1))
+  CASE(21, CE, "loss 2 bytes off", a->loss = (float *)cpy(a->loss, 2))
+  CASE(22, CE, "lse 2 bytes off", a->lse = (float *)cpy(a->lse, 2))
+  CASE(23, CE, "target 4 bytes off", a->target = (const int64_t *)cpy(a->target, 4))
+  CASE(24, CE, "target 1 byte off", a->target = (const int64_t *)cpy(a->target, 1))
+  CASE(25, ANY, "dtype 99", *dt = (kite_dtype)99; *entry_only = 1)
+  CASE(26, ANY, "dtype -1", *dt = (kite_dtype)-1; *entry_only = 1)
+  CASE(27, ANY, "dtype KITE_E4M3", *dt = KITE_E4M3; *entry_only = 1; *want = KITE_ERR_UNSUPPORTED)
+  CASE(28, ANY, "N = 2^31 (above INT32_MAX)",
+       a->N = (int64_t)INT32_MAX + 1; a->ldx = a->N; a->ldy = a->y ? a->N : 0;
+       *want = KITE_ERR_UNSUPPORTED)
+  CASE(29, ANY, "N = INT64_MAX",
+       a->N = INT64_MAX; a->ldx = a->N; a->ldy = a->y ? a->N : 0; *want = KITE_ERR_UNSUPPORTED)
+  CASE(30, RMS, "eps NaN", a->eps = NAN)
+  CASE(31, RMS, "eps negative", a->eps = -1e-6f)
+  CASE(32, RMS, "eps +inf", a->eps = INFINITY)
+  CASE(33, RMS, "eps -inf", a->eps = -INFINITY)
+  CASE(34, YOPS, "y one element into x", a->y = cpy(a->x, es); a->ldy = a->ldx)
+  CASE(35, YOPS, "y == x but ldy != ldx", a->y = cpy(a->x, 0); a->ldy = a->ldx + 16)
+  CASE(36, YOPS, "y's last element on x's first",
+       a->ldy = a->ldx; a->y = cpy(a->x, -((a->M - 1) * a->ldy + a->N - 1) * es))
+  CASE(37, YOPS, "y's first element on x's last", a->y = cpy(a->x, ((a->M - 1) * a->ldx + a->N - 1) * es))
+  CASE(38, YOPS, "y inside x's row padding and next row",
+       a->y = cpy(a->x, (a->N + 8) * es); a->ldy = a->ldx)
+  CASE(39, ANY, "M * ldx overflows int64 bytes", a->M = INT64_MAX / 2)
+  CASE(40, ANY, "M = 2^40 rows of stride 2^30", a->M = (int64_t)1 << 40; a->ldx = (int64_t)1 << 30)
+  CASE(41, ANY, "ldx = INT64_MAX with 2 rows", a->M = 2; a->ldx = INT64_MAX)
+  CASE(42, YOPS, "M * ldy overflows", a->ldy = INT64_MAX / 2)
+  CASE(43, ANY, "M = INT64_MAX", a->M = INT64_MAX)
+  default:
+    *done = 1;
+    return NULL;
+  }
+#undef CASE
+}
+
+/* Every invalid argument of op gives its error through both the entry point
+   and kite_run_variant, launches nothing, and says why. */
+START_TEST(row_op_invalid_arguments)
+{
+  const int op = _i / 3;
+  const kite_dtype base_dt = row_dtypes[_i % 3];
+  const struct kite_variant *v = any_layout_variant(op_names[op], base_dt);
+  int tried = 0;
+  for (int k = 0;; k++) {
+    for (int path = 0; path < 2; path++) {
+      kite_row_args a = valid_args(op);
+      kite_dtype dt = base_dt;
+      kite_status want;
+      int entry_only, done;
+      const char *desc = mutate(k, op, &dt, &a, &want, &entry_only, &done);
+      if (done) goto out;
+      if (!desc || (path == 1 && entry_only)) continue;
+      kite__fail(KITE_OK, "%s", "");   /* clear the text so a stale one cannot pass */
+      const uint64_t before = kite__launch_count();
+      const kite_status s = path == 0 ? call_entry(op, dt, &a) : kite_run_variant(v->name, &a, 0);
+      ck_assert_msg(s == want, "%s %s, %s, via %s: got %s (%s), want %s", op_names[op],
+                    kt_dtype_name(base_dt), desc, path == 0 ? "entry point" : v->name,
+                    kite_status_str(s), kite_last_error(), kite_status_str(want));
+      ck_assert_msg(kite_last_error()[0] != '\0', "%s %s, %s: no kite_last_error() text",
+                    op_names[op], kt_dtype_name(base_dt), desc);
+      ck_assert_msg(kite__launch_count() == before, "%s %s, %s: launched a kernel", op_names[op],
+                    kt_dtype_name(base_dt), desc);
+      tried++;
+    }
+  }
+out:
+  ck_assert_int_gt(tried, 20);
+}
+END_TEST
+
+/* The unmutated problem, and the layouts that are valid although unusual. */
+START_TEST(row_op_valid_arguments_reach_the_device_check)
+{
+  const int op = _i / 3;
+  const kite_dtype dt = row_dtypes[_i % 3];
+  const int es = kt_dtype_size(dt);
+  const struct kite_variant *v = any_layout_variant(op_names[op], dt);
+  const uint64_t before = kite__launch_count();
+  char what[160];
+  for (int k = 0; k < 9; k++) {
+    kite_row_args a = valid_args(op);
+    const char *desc = "baseline";
+    switch (k) {
+    case 1: if (op == OP_RMSNORM) { a.rstd = NULL; desc = "rstd NULL"; } break;
+    case 2: if (op == OP_CE) { a.lse = NULL; desc = "lse NULL"; } break;
+    case 3: if (op != OP_CE) { a.y = cpy(a.x, 0); a.ldy = a.ldx; desc = "y == x, ldy == ldx"; } break;
+    case 4: /* y right after x's last element */
+      if (op != OP_CE) { a.y = cpy(a.x, ((a.M - 1) * a.ldx + a.N) * es); desc = "y just after x"; }
+      break;
+    case 5: /* y's last element right before x */
+      if (op != OP_CE) { a.y = cpy(a.x, -((a.M - 1) * a.ldy + a.N) * es); desc = "y just before x"; }
+      break;
+    case 6: /* the longest row; y placed after x's 2^31-1 elements */
+      a.M = 1; a.N = INT32_MAX; a.ldx = a.N;
+      if (a.y) { a.ldy = a.N; a.y = cpy(a.x, a.N * es); }
+      desc = "N = 2^31-1";
+      break;
+    case 7: a.ldx = a.N; a.ldy = a.y ? a.N + 1 : 0; desc = "ldx == N, odd ldy"; break;
+    case 8: if (op == OP_RMSNORM) { a.eps = 0.f; desc = "eps = 0"; } break;
+    }
+    snprintf(what, sizeof what, "%s %s %s via entry", op_names[op], kt_dtype_name(dt), desc);
+    expect_valid_no_gpu(call_entry(op, dt, &a), what);
+    snprintf(what, sizeof what, "%s %s %s via %s", op_names[op], kt_dtype_name(dt), desc, v->name);
+    expect_valid_no_gpu(kite_run_variant(v->name, &a, 0), what);
+  }
+  ck_assert_msg(kite__launch_count() == before, "a call without a GPU counted a launch");
+}
+END_TEST
+
+/* M == 0 or N == 0: nothing to do, whatever the pointers and strides. */
+START_TEST(row_op_empty_problems_launch_nothing)
+{
+  const int op = _i / 3;
+  const kite_dtype dt = row_dtypes[_i % 3];
+  const struct kite_variant *v = any_layout_variant(op_names[op], dt);
+  const uint64_t before = kite__launch_count();
+  for (int k = 0; k < 4; k++) {
+    kite_row_args a;
+    memset(&a, 0, sizeof a);   /* every pointer NULL, every stride 0 */
+    a.eps = NAN;
+    if (k == 0) a.N = 100;                  /* M == 0 */
+    if (k == 1) a.M = 100;                  /* N == 0 */
+    if (k == 2) { a.M = 0; a.N = (int64_t)1 << 40; }  /* N beyond 2^31 but no rows */
+    if (k == 3) { a = valid_args(op); a.M = 0; a.x = cpy(a.x, 1); a.ldx = 0; }
+    kite__fail(KITE_OK, "%s", "");
+    kite_status s = call_entry(op, dt, &a);
+    ck_assert_msg(s == KITE_OK, "%s %s empty problem %d via entry: %s (%s)", op_names[op],
+                  kt_dtype_name(dt), k, kite_status_str(s), kite_last_error());
+    s = kite_run_variant(v->name, &a, 0);
+    ck_assert_msg(s == KITE_OK, "%s %s empty problem %d via %s: %s (%s)", op_names[op],
+                  kt_dtype_name(dt), k, v->name, kite_status_str(s), kite_last_error());
+  }
+  /* an unknown dtype is an error even for an empty problem */
+  kite_row_args a;
+  memset(&a, 0, sizeof a);
+  KT_KITE_EXPECT(call_entry(op, (kite_dtype)99, &a), KITE_ERR_INVALID_ARG);
+  ck_assert_msg(kite__launch_count() == before, "an empty problem launched a kernel");
+}
+END_TEST
+
+/* ---- the variant table -------------------------------------------------------------- */
+
+static int is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+START_TEST(variant_table_rows_are_sane)
+{
+  const int32_t n = kite_variant_count();
+  ck_assert_int_eq(n, kite_variants_len);
+  ck_assert_int_gt(n, 0);
+  int per[OP_COUNT][3] = { { 0 } };
+  for (int32_t i = 0; i < n; i++) {
+    kite_variant_info info;
+    KT_KITE_OK(kite_variant_get(i, &info));
+    const struct kite_variant *v = &kite_variants[i];
+    ck_assert_ptr_nonnull(info.name);
+    ck_assert_ptr_nonnull(info.op);
+    ck_assert_str_eq(info.name, v->name);
+    ck_assert_str_eq(info.op, v->op);
+    ck_assert_int_eq(info.dtype, v->dtype);
+    ck_assert_int_eq(info.n_min, v->n_min);
+    ck_assert_int_eq(info.n_max, v->n_max);
+    ck_assert_int_eq(info.align, v->align);
+    ck_assert_msg(v->launch != NULL, "%s has no launcher", v->name);
+    size_t ol = strlen(v->op);
+    ck_assert_msg(ol > 0 && strncmp(v->name, v->op, ol) == 0 && v->name[ol] == '_',
+                  "%s does not start with its op \"%s_\"", v->name, v->op);
+    for (const char *p = v->name; *p; p++)
+      ck_assert_msg((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                    *p == '_', "%s: '%c' is not [A-Za-z0-9_]", v->name, *p);
+    ck_assert_msg(kt_dtype_size(v->dtype) > 0, "%s: dtype %d", v->name, (int)v->dtype);
+    ck_assert_msg(1 <= v->n_min && v->n_min <= v->n_max && v->n_max <= INT32_MAX,
+                  "%s: N range [%lld, %lld]", v->name, (long long)v->n_min, (long long)v->n_max);
+    ck_assert_msg(is_pow2(v->align) && v->align <= 16 && v->align >= kt_dtype_size(v->dtype),
+                  "%s: align %d", v->name, (int)v->align);
+    ck_assert_msg(v->rank >= 0, "%s: rank %d", v->name, (int)v->rank);
+    for (int32_t j = 0; j < i; j++)
+      ck_assert_msg(strcmp(kite_variants[j].name, v->name) != 0, "%s appears twice (rows %d and %d)",
+                    v->name, (int)j, (int)i);
+    ck_assert_ptr_eq(kite__find(v->name), v);
+    for (int op = 0; op < OP_COUNT; op++) {
+      if (strcmp(v->op, op_names[op]) != 0) continue;
+      char tag[16];
+      snprintf(tag, sizeof tag, "%s", kt_dtype_name(v->dtype));
+      ck_assert_msg(has_tag(v->name, tag), "%s does not name its dtype %s", v->name, tag);
+      ck_assert_msg(v->dtype != KITE_E4M3, "%s: row ops take no e4m3", v->name);
+      for (int d = 0; d < 3; d++)
+        if (row_dtypes[d] == v->dtype) per[op][d]++;
+    }
+  }
+  for (int op = 0; op < OP_COUNT; op++)
+    for (int d = 0; d < 3; d++)
+      ck_assert_msg(per[op][d] > 0, "no %s %s variant generated", op_names[op], kt_dtype_name(row_dtypes[d]));
+  ck_assert_ptr_null(kite__find("no_such_variant"));
+  ck_assert_ptr_null(kite__find(""));
+}
+END_TEST
+
+START_TEST(variant_get_bounds)
+{
+  kite_variant_info info;
+  memset(&info, 0x5a, sizeof info);
+  const kite_variant_info untouched = info;
+  KT_KITE_EXPECT(kite_variant_get(-1, &info), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_variant_get(kite_variant_count(), &info), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_variant_get(INT32_MAX, &info), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_variant_get(INT32_MIN, &info), KITE_ERR_INVALID_ARG);
+  ck_assert_msg(memcmp(&info, &untouched, sizeof info) == 0, "a failed kite_variant_get wrote *info");
+  KT_KITE_EXPECT(kite_variant_get(0, NULL), KITE_ERR_INVALID_ARG);
+  KT_KITE_OK(kite_variant_get(0, &info));
+  KT_KITE_OK(kite_variant_get(kite_variant_count() - 1, &info));
+}
+END_TEST
+
+/* Every N from 1 to 2^31-1 has a variant, for any element-aligned layout and
+   for 16-byte-aligned ones. */
+START_TEST(variant_ranges_cover_every_n)
+{
+  for (int op = 0; op < OP_COUNT; op++)
+    for (int d = 0; d < 3; d++) {
+      const kite_dtype dt = row_dtypes[d];
+      const int32_t aligns[2] = { (int32_t)kt_dtype_size(dt), 16 };
+      for (int k = 0; k < 2; k++) {
+        /* walk [1, 2^31-1], each step jumping past the farthest-reaching fit */
+        int64_t n = 1;
+        while (n <= INT32_MAX) {
+          int64_t reach = 0;
+          for (int32_t i = 0; i < kite_variants_len; i++) {
+            const struct kite_variant *v = &kite_variants[i];
+            if (strcmp(v->op, op_names[op]) == 0 && v->dtype == dt && aligns[k] % v->align == 0 &&
+                v->n_min <= n && n <= v->n_max && v->n_max > reach)
+              reach = v->n_max;
+          }
+          ck_assert_msg(reach > 0, "%s %s, %d-byte alignment: no variant takes N=%lld", op_names[op],
+                        kt_dtype_name(dt), (int)aligns[k], (long long)n);
+          n = reach + 1;
+        }
+      }
+    }
+}
+END_TEST
+
+/* ---- dispatch ---------------------------------------------------------------------- */
+
+/* (rank, n_max) order: 1 when a is the better fit. */
+static int better(const struct kite_variant *a, const struct kite_variant *b)
+{
+  return a->rank != b->rank ? a->rank < b->rank : a->n_max < b->n_max;
+}
+
+static int fits(const struct kite_variant *v, const char *op, kite_dtype dt, int64_t n, int32_t align)
+{
+  return strcmp(v->op, op) == 0 && v->dtype == dt && v->n_min <= n && n <= v->n_max &&
+         align % v->align == 0;
+}
+
+/* The variant the documented rule chooses, found by scanning the table: it
+   fits, and no fitting variant has a lower rank, or the same rank and a
+   smaller n_max.  Ties (equal rank and n_max) would make it ambiguous; the
+   first one in the table is returned and *ties counts the others. */
+static const struct kite_variant *expected_pick(const char *op, kite_dtype dt, int64_t n, int32_t align,
+                                                int *ties)
+{
+  const struct kite_variant *best = NULL;
+  *ties = 0;
+  for (int32_t i = 0; i < kite_variants_len; i++) {
+    const struct kite_variant *v = &kite_variants[i];
+    if (!fits(v, op, dt, n, align)) continue;
+    if (!best || better(v, best)) {
+      best = v;
+      *ties = 0;
+    } else if (!better(best, v)) {
+      (*ties)++;
+    }
+  }
+  return best;
+}
+
+/* The one variant of op/dtype whose name appears as a word in text. */
+static const struct kite_variant *named_in(const char *text, const char *op, kite_dtype dt)
+{
+  const struct kite_variant *found = NULL;
+  for (int32_t i = 0; i < kite_variants_len; i++) {
+    const struct kite_variant *v = &kite_variants[i];
+    if (strcmp(v->op, op) != 0 || v->dtype != dt) continue;
+    const size_t len = strlen(v->name);
+    for (const char *p = strstr(text, v->name); p; p = strstr(p + 1, v->name)) {
+      const char before = p == text ? ' ' : p[-1], after = p[len];
+      const int word = !(before == '_' || (before >= '0' && before <= '9') || (before >= 'a' && before <= 'z') ||
+                         (before >= 'A' && before <= 'Z')) &&
+                       !(after == '_' || (after >= '0' && after <= '9') || (after >= 'a' && after <= 'z') ||
+                         (after >= 'A' && after <= 'Z'));
+      if (!word) continue;
+      ck_assert_msg(found == NULL || found == v, "\"%s\" names both %s and %s", text, found->name, v->name);
+      found = v;
+    }
+  }
+  return found;
+}
+
+/* The sizes at which dispatch changes: every variant's n_max and n_max + 1. */
+static int dispatch_sizes(const char *op, kite_dtype dt, int64_t *ns, int cap)
+{
+  static const int64_t fixed[] = { 1, 2, 7, 256, 257, 1000, 1024, 1025, 4096, 16384, 32768, 32769,
+                                   65537, 100000, 262144, 1 << 24, INT32_MAX - 1, INT32_MAX };
+  int k = 0;
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) ns[k++] = fixed[i];
+  for (int32_t i = 0; i < kite_variants_len && k + 2 <= cap; i++) {
+    const struct kite_variant *v = &kite_variants[i];
+    if (strcmp(v->op, op) != 0 || v->dtype != dt) continue;
+    ns[k++] = v->n_max;
+    if (v->n_max < INT32_MAX) ns[k++] = v->n_max + 1;
+    if (v->n_min > 1) ns[k++] = v->n_min - 1;
+  }
+  return k;
+}
+
+/* kite_explain names the best fit for 16-byte-aligned data, and kite__pick
+   agrees with the rule for every alignment. */
+START_TEST(dispatch_picks_lowest_rank_then_tightest_range)
+{
+  const int op = _i / 3;
+  const kite_dtype dt = row_dtypes[_i % 3];
+  int64_t ns[512];
+  const int count = dispatch_sizes(op_names[op], dt, ns, 512);
+  char buf[1024];
+  for (int k = 0; k < count; k++) {
+    const int64_t n = ns[k];
+    int ties;
+    const struct kite_variant *want = expected_pick(op_names[op], dt, n, 16, &ties);
+    ck_assert_msg(want != NULL, "%s %s N=%lld: no fitting variant at all", op_names[op], kt_dtype_name(dt),
+                  (long long)n);
+    KT_KITE_OK(kite_explain(op_names[op], dt, 7, n, 0, buf, sizeof buf));
+    const struct kite_variant *got = named_in(buf, op_names[op], dt);
+    ck_assert_msg(got != NULL, "explain for %s %s N=%lld names no variant: \"%s\"", op_names[op],
+                  kt_dtype_name(dt), (long long)n, buf);
+    ck_assert_msg(fits(got, op_names[op], dt, n, 16), "explain for N=%lld picked %s [%lld, %lld] align %d",
+                  (long long)n, got->name, (long long)got->n_min, (long long)got->n_max, (int)got->align);
+    kite_variant_info info;
+    KT_KITE_OK(kite_variant_get((int32_t)(got - kite_variants), &info));
+    ck_assert_msg(info.n_min <= n && n <= info.n_max && info.dtype == dt && strcmp(info.op, op_names[op]) == 0,
+                  "kite_variant_get(%s) does not fit N=%lld", got->name, (long long)n);
+    ck_assert_msg(!better(want, got), "%s %s N=%lld: explain picked %s (rank %d, n_max %lld) but %s "
+                  "(rank %d, n_max %lld) fits better", op_names[op], kt_dtype_name(dt), (long long)n,
+                  got->name, (int)got->rank, (long long)got->n_max, want->name, (int)want->rank,
+                  (long long)want->n_max);
+    if (ties == 0) ck_assert_ptr_eq(got, want);
+    ck_assert_msg(kite__pick(op_names[op], dt, n, 16) == got, "kite__pick and kite_explain disagree at N=%lld",
+                  (long long)n);
+    /* every alignment kite__align_of can report */
+    for (int32_t align = 1; align <= 16; align *= 2) {
+      const struct kite_variant *p = kite__pick(op_names[op], dt, n, align);
+      const struct kite_variant *w = expected_pick(op_names[op], dt, n, align, &ties);
+      if (!w) {
+        ck_assert_msg(p == NULL, "kite__pick(%s, N=%lld, align %d) = %s, but it needs align %d", op_names[op],
+                      (long long)n, (int)align, p->name, (int)p->align);
+        continue;
+      }
+      ck_assert_msg(p != NULL, "kite__pick(%s %s, N=%lld, align %d) found nothing; %s fits", op_names[op],
+                    kt_dtype_name(dt), (long long)n, (int)align, w->name);
+      ck_assert_msg(fits(p, op_names[op], dt, n, align) && !better(w, p),
+                    "kite__pick(%s %s, N=%lld, align %d) = %s, want %s", op_names[op], kt_dtype_name(dt),
+                    (long long)n, (int)align, p->name, w->name);
+    }
+  }
+  /* outside every range */
+  ck_assert_ptr_null(kite__pick(op_names[op], dt, 0, 16));
+  ck_assert_ptr_null(kite__pick(op_names[op], dt, (int64_t)INT32_MAX + 1, 16));
+  ck_assert_ptr_null(kite__pick("no_such_op", dt, 100, 16));
+}
+END_TEST
+
+static const struct kite_variant *explained(const char *op, kite_dtype dt, int64_t n)
+{
+  char buf[1024];
+  KT_KITE_OK(kite_explain(op, dt, 4, n, 0, buf, sizeof buf));
+  const struct kite_variant *v = named_in(buf, op, dt);
+  ck_assert_msg(v != NULL, "kite_explain(%s, N=%lld) names no variant: \"%s\"", op, (long long)n, buf);
+  return v;
+}
+
+/* Facts that hold for the committed parameter space (templates/lib/rowops.lua). */
+START_TEST(dispatch_facts_of_the_committed_space)
+{
+  for (int op = 0; op < OP_COUNT; op++) {
+    const char *o = op_names[op];
+    for (int d = 0; d < 3; d++) {
+      const kite_dtype dt = row_dtypes[d];
+      const int es = kt_dtype_size(dt);
+      /* short rows stay in registers, long ones stream with 16-byte accesses */
+      ck_assert_msg(has_tag(explained(o, dt, 1)->name, "reg"), "%s %s N=1", o, kt_dtype_name(dt));
+      ck_assert_msg(has_tag(explained(o, dt, 1024)->name, "reg"), "%s %s N=1024: %s", o, kt_dtype_name(dt),
+                    explained(o, dt, 1024)->name);
+      const struct kite_variant *big = explained(o, dt, 100000);
+      ck_assert_msg(has_tag(big->name, "loop") && has_tag(big->name, "v16"), "%s %s N=100000: %s", o,
+                    kt_dtype_name(dt), big->name);
+      const struct kite_variant *top = explained(o, dt, INT32_MAX);
+      ck_assert_msg(has_tag(top->name, "loop") && has_tag(top->name, "v16"), "%s %s N=2^31-1: %s", o,
+                    kt_dtype_name(dt), top->name);
+      /* element-aligned data gets the element-wise variant, at every size */
+      static const int64_t ns[] = { 1, 7, 1000, 1024, 100000, INT32_MAX };
+      for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        const struct kite_variant *v = kite__pick(o, dt, ns[k], es);
+        ck_assert_msg(v != NULL && has_tag(v->name, "e1"), "%s %s N=%lld, %d-byte aligned: %s", o,
+                      kt_dtype_name(dt), (long long)ns[k], es, v ? v->name : "nothing");
+        if (es == 2) {
+          const struct kite_variant *v8 = kite__pick(o, dt, ns[k], 8);
+          ck_assert_msg(v8 != NULL && has_tag(v8->name, "e1"), "%s %s N=%lld, 8-byte aligned: %s", o,
+                        kt_dtype_name(dt), (long long)ns[k], v8 ? v8->name : "nothing");
+        }
+      }
+    }
+  }
+  /* bf16 register variants reach 32768 (1024 threads x 4 accesses x 8 elements) */
+  ck_assert(has_tag(explained("rmsnorm", KITE_BF16, 32768)->name, "reg"));
+  ck_assert(has_tag(explained("rmsnorm", KITE_BF16, 32769)->name, "loop"));
+  ck_assert(has_tag(explained("softmax", KITE_F32, 16384)->name, "reg"));
+  ck_assert(has_tag(explained("softmax", KITE_F32, 16385)->name, "loop"));
+}
+END_TEST
+
+/* What the entry point sees of a layout: an odd bf16 stride leaves 2-byte
+   alignment, and that must still find a variant (the element-wise one). */
+START_TEST(odd_stride_dispatches_to_the_element_wise_variant)
+{
+  for (int d = 0; d < 3; d++) {
+    const kite_dtype dt = row_dtypes[d];
+    const int es = kt_dtype_size(dt);
+    const void *ptrs[3] = { FX, FY, FW };
+    const int64_t strides[2] = { 1001 * es, 1024 * es };
+    const int32_t align = kite__align_of(ptrs, 3, strides, 2);
+    ck_assert_int_eq(align, es);
+    for (int op = 0; op < OP_COUNT; op++) {
+      const struct kite_variant *v = kite__pick(op_names[op], dt, 1000, align);
+      ck_assert_msg(v && has_tag(v->name, "e1"), "%s %s, odd ldx: %s", op_names[op], kt_dtype_name(dt),
+                    v ? v->name : "nothing");
+      /* the entry point takes it (and stops at the device check) */
+      kite_row_args a = valid_args(op);
+      a.ldx = 1001;
+      expect_valid_no_gpu(call_entry(op, dt, &a), "odd ldx via entry point");
+    }
+  }
+}
+END_TEST
+
+START_TEST(align_of_is_the_lowest_common_power_of_two)
+{
+  const void *p16[3] = { FAKE(0x1000), FAKE(0x2010), NULL };
+  const int64_t s16[2] = { 2048, 0 };
+  ck_assert_int_eq(kite__align_of(p16, 3, s16, 2), 16);
+  ck_assert_int_eq(kite__align_of(p16, 3, NULL, 0), 16);      /* capped at 16 */
+  const void *p2[2] = { FAKE(0x1000), FAKE(0x1002) };
+  ck_assert_int_eq(kite__align_of(p2, 2, s16, 1), 2);
+  const void *p1[1] = { FAKE(0x1001) };
+  ck_assert_int_eq(kite__align_of(p1, 1, s16, 1), 1);
+  const int64_t s4[2] = { 2048, 12 };
+  ck_assert_int_eq(kite__align_of(p16, 2, s4, 2), 4);
+  const int64_t s8[1] = { 8 };
+  ck_assert_int_eq(kite__align_of(p16, 2, s8, 1), 8);
+  const void *pn[2] = { NULL, NULL };
+  ck_assert_int_eq(kite__align_of(pn, 2, NULL, 0), 16);       /* NULLs say nothing */
+}
+END_TEST
+
+/* ---- kite_run_variant ----------------------------------------------------------------- */
+
+START_TEST(run_variant_arguments)
+{
+  const kite_row_args a = valid_args(OP_SOFTMAX);
+  KT_KITE_EXPECT(kite_run_variant(NULL, &a, 0), KITE_ERR_INVALID_ARG);
+  const struct kite_variant *v = any_layout_variant("softmax", KITE_BF16);
+  KT_KITE_EXPECT(kite_run_variant(v->name, NULL, 0), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_run_variant("no_such_variant", &a, 0), KITE_ERR_NO_KERNEL);
+  KT_KITE_EXPECT(kite_run_variant("", &a, 0), KITE_ERR_NO_KERNEL);
+  KT_KITE_EXPECT(kite_run_variant("softmax", &a, 0), KITE_ERR_NO_KERNEL);
+}
+END_TEST
+
+/* Every variant: a fitting problem passes its checks, N outside its range and
+   data below its alignment give UNSUPPORTED, invalid arguments still give
+   INVALID_ARG first, and nothing launches. */
+START_TEST(run_variant_range_and_alignment)
+{
+  const uint64_t before = kite__launch_count();
+  int v16_seen = 0;
+  for (int32_t i = 0; i < kite_variants_len; i++) {
+    const struct kite_variant *v = &kite_variants[i];
+    int op = -1;
+    for (int k = 0; k < OP_COUNT; k++)
+      if (strcmp(v->op, op_names[k]) == 0) op = k;
+    if (op < 0) continue;   /* an op this test does not know the arguments of */
+    const int es = kt_dtype_size(v->dtype);
+    char what[256];
+    kite_row_args a = valid_args(op);
+    a.N = v->n_max < 4096 ? v->n_max : 4096;
+    if (a.N < v->n_min) a.N = v->n_min;
+    a.ldx = a.ldy = (a.N + 15) / 16 * 16;
+    if (!a.y) a.ldy = 0;
+    snprintf(what, sizeof what, "%s N=%lld", v->name, (long long)a.N);
+    expect_valid_no_gpu(kite_run_variant(v->name, &a, 0), what);
+    if (v->n_max < INT32_MAX) {
+      kite_row_args b = a;
+      b.N = v->n_max + 1;
+      b.ldx = b.ldy = (b.N + 15) / 16 * 16;
+      if (!b.y) b.ldy = 0;
+      KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+      b.x = NULL;  /* invalid and out of range: the invalid argument is reported */
+      KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_INVALID_ARG);
+      b.x = a.x;
+      b.M = 0;     /* empty: nothing to refuse */
+      KT_KITE_OK(kite_run_variant(v->name, &b, 0));
+    }
+    if (v->n_min > 1) {
+      kite_row_args b = a;
+      b.N = v->n_min - 1;
+      KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+    }
+    if (v->align > es) {
+      v16_seen++;
+      kite_row_args b = a;
+      b.ldx = a.ldx + 1;                 /* odd stride: element-aligned only */
+      KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+      b = a;
+      b.x = cpy(a.x, es);                /* base pointer one element off */
+      KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+      if (op == OP_RMSNORM) {
+        b = a;
+        b.w = cpy(a.w, es);
+        KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+      }
+      if (op != OP_CE) {
+        b = a;
+        b.y = cpy(a.y, es);
+        KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+        b = a;
+        b.ldy = a.ldy + 1;
+        KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+      }
+      /* the same layout is fine for the element-wise variant */
+      b = a;
+      b.ldx = a.ldx + 1;
+      b.x = cpy(a.x, es);
+      snprintf(what, sizeof what, "odd layout on the element-wise variant of %s", v->name);
+      expect_valid_no_gpu(kite_run_variant(any_layout_variant(v->op, v->dtype)->name, &b, 0), what);
+      /* and also 16-byte aligned outputs that are not row data (rstd, loss) need nothing */
+      b = a;
+      if (b.rstd) b.rstd = (float *)cpy(b.rstd, 4);
+      if (b.loss) b.loss = (float *)cpy(b.loss, 4);
+      if (b.lse) b.lse = (float *)cpy(b.lse, 4);
+      snprintf(what, sizeof what, "%s with 4-byte-aligned rstd/loss/lse", v->name);
+      expect_valid_no_gpu(kite_run_variant(v->name, &b, 0), what);
+    }
+  }
+  ck_assert_int_gt(v16_seen, 0);
+  ck_assert_msg(kite__launch_count() == before, "kite_run_variant launched without a GPU");
+}
+END_TEST
+
+/* ---- kite_explain ------------------------------------------------------------------ */
+
+START_TEST(explain_arguments)
+{
+  char buf[256];
+  KT_KITE_EXPECT(kite_explain(NULL, KITE_BF16, 4, 1024, 0, buf, sizeof buf), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_explain("rmsnorm", KITE_BF16, 4, 1024, 0, NULL, sizeof buf), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_explain("rmsnorm", KITE_BF16, 4, 1024, 0, buf, 0), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_explain("rmsnorm", KITE_BF16, -1, 1024, 0, buf, sizeof buf), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_explain("rmsnorm", KITE_BF16, 4, -1, 0, buf, sizeof buf), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_explain("rmsnorm", (kite_dtype)99, 4, 1024, 0, buf, sizeof buf), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_explain("rmsnorm", KITE_E4M3, 4, 1024, 0, buf, sizeof buf), KITE_ERR_UNSUPPORTED);
+  KT_KITE_EXPECT(kite_explain("no_such_op", KITE_BF16, 4, 1024, 0, buf, sizeof buf), KITE_ERR_NO_KERNEL);
+  KT_KITE_EXPECT(kite_explain("gemm", KITE_BF16, 128, 128, 128, buf, sizeof buf), KITE_ERR_NO_KERNEL);
+  kite_status s = kite_explain("softmax", KITE_BF16, 4, (int64_t)INT32_MAX + 1, 0, buf, sizeof buf);
+  ck_assert_msg(s == KITE_ERR_NO_KERNEL || s == KITE_ERR_UNSUPPORTED, "explain N=2^31: %s", kite_status_str(s));
+
+  /* a short buffer: truncated, terminated, still OK */
+  memset(buf, 'Z', sizeof buf);
+  KT_KITE_OK(kite_explain("softmax", KITE_F16, 4, 1024, 0, buf, 10));
+  ck_assert_int_eq(buf[9], '\0');
+  ck_assert_int_eq((int)strlen(buf), 9);
+  ck_assert_int_eq(buf[10], 'Z');
+  memset(buf, 'Z', sizeof buf);
+  KT_KITE_OK(kite_explain("softmax", KITE_F16, 4, 1024, 0, buf, 1));
+  ck_assert_int_eq(buf[0], '\0');
+  ck_assert_int_eq(buf[1], 'Z');
+  /* M and K do not matter to the row ops, and explaining launches nothing */
+  const uint64_t before = kite__launch_count();
+  char b1[512], b2[512];
+  KT_KITE_OK(kite_explain("cross_entropy", KITE_F32, 1, 5000, 0, b1, sizeof b1));
+  KT_KITE_OK(kite_explain("cross_entropy", KITE_F32, 100000, 5000, 77, b2, sizeof b2));
+  ck_assert_ptr_eq(named_in(b1, "cross_entropy", KITE_F32), named_in(b2, "cross_entropy", KITE_F32));
+  ck_assert_msg(kite__launch_count() == before, "kite_explain launched");
+}
+END_TEST
+
+/* ---- kite_gemm -------------------------------------------------------------------- */
+
+START_TEST(gemm_arguments)
+{
+  const void *A = FX, *B = FW;
+  void *C = FY;
+#define GEMM(ab, c, M, N, K, A_, lda, B_, ldb, C_, ldc) \
+  kite_gemm(ab, c, M, N, K, 1.f, A_, lda, B_, ldb, 0.f, C_, ldc, 0)
+  const uint64_t before = kite__launch_count();
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_BF16, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_NO_KERNEL);
+  KT_KITE_EXPECT(GEMM(KITE_F16, KITE_F32, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_NO_KERNEL);
+  KT_KITE_EXPECT(GEMM(KITE_F16, KITE_F16, 3, 5, 7, A, 9, B, 8, C, 5), KITE_ERR_NO_KERNEL);
+  KT_KITE_EXPECT(GEMM((kite_dtype)99, KITE_F32, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, (kite_dtype)-3, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, -1, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, -1, 64, A, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, -1, A, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, NULL, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, A, 64, NULL, 64, C, 64), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, A, 64, B, 64, NULL, 64), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, A, 63, B, 64, C, 64), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, A, 64, B, 63, C, 64), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, A, 64, B, 64, C, 63), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(GEMM(KITE_F32, KITE_F32, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_UNSUPPORTED);
+  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_E4M3, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_UNSUPPORTED);
+  /* empty products are done, whatever the pointers */
+  KT_KITE_OK(GEMM(KITE_BF16, KITE_F32, 0, 64, 64, NULL, 0, NULL, 0, NULL, 0));
+  KT_KITE_OK(GEMM(KITE_BF16, KITE_F32, 64, 0, 64, NULL, 0, NULL, 0, NULL, 0));
+  KT_KITE_OK(GEMM(KITE_BF16, KITE_F32, 64, 64, 0, NULL, 0, NULL, 0, NULL, 0));
+  ck_assert_msg(kite__launch_count() == before, "kite_gemm launched");
+#undef GEMM
+}
+END_TEST
+
+/* ---- the test helpers' conversions ------------------------------------------------ */
+
+static double f16_val(uint16_t h) { return kt_f16_to_f32(h); }
+
+START_TEST(helper_conversions_known_values)
+{
+  ck_assert_uint_eq(kt_f32_to_bf16(1.f), 0x3f80);
+  ck_assert_uint_eq(kt_f32_to_bf16(-2.f), 0xc000);
+  ck_assert_uint_eq(kt_f32_to_bf16(1.f + 0x1p-8f), 0x3f80);           /* tie, to even */
+  ck_assert_uint_eq(kt_f32_to_bf16(1.f + 3 * 0x1p-8f), 0x3f82);       /* tie, to even */
+  ck_assert_uint_eq(kt_f32_to_bf16(1.f + 0x1p-8f + 0x1p-20f), 0x3f81);
+  ck_assert_uint_eq(kt_f32_to_bf16(3.4028235e38f), 0x7f80);           /* rounds to inf */
+  ck_assert_uint_eq(kt_f32_to_bf16(INFINITY), 0x7f80);
+  ck_assert_uint_eq(kt_f32_to_bf16(-0.f), 0x8000);
+  ck_assert_uint_eq(kt_f32_to_bf16(0x1p-133f), 0x0001);               /* bf16 subnormal */
+  ck_assert(isnan(kt_bf16_to_f32(kt_f32_to_bf16(NAN))));
+  ck_assert(kt_bf16_to_f32(0x3f80) == 1.f);
+  ck_assert(kt_bf16_to_f32(0xffff) != kt_bf16_to_f32(0xffff));        /* the poison pattern is NaN */
+
+  ck_assert_uint_eq(kt_f32_to_f16(1.f), 0x3c00);
+  ck_assert_uint_eq(kt_f32_to_f16(-2.f), 0xc000);
+  ck_assert_uint_eq(kt_f32_to_f16(65504.f), 0x7bff);
+  ck_assert_uint_eq(kt_f32_to_f16(65519.f), 0x7bff);
+  ck_assert_uint_eq(kt_f32_to_f16(65520.f), 0x7c00);                  /* tie with inf: to even */
+  ck_assert_uint_eq(kt_f32_to_f16(1e10f), 0x7c00);
+  ck_assert_uint_eq(kt_f32_to_f16(-INFINITY), 0xfc00);
+  ck_assert_uint_eq(kt_f32_to_f16(0x1p-14f), 0x0400);                 /* smallest normal */
+  ck_assert_uint_eq(kt_f32_to_f16(0x1p-14f - 0x1p-24f), 0x03ff);      /* largest subnormal */
+  ck_assert_uint_eq(kt_f32_to_f16(0x1p-24f), 0x0001);                 /* smallest subnormal */
+  ck_assert_uint_eq(kt_f32_to_f16(0x1p-25f), 0x0000);                 /* tie with 0: to even */
+  ck_assert_uint_eq(kt_f32_to_f16(0x1p-25f * 1.0000001f), 0x0001);
+  ck_assert_uint_eq(kt_f32_to_f16(3 * 0x1p-25f), 0x0002);             /* tie: to even */
+  ck_assert_uint_eq(kt_f32_to_f16(5 * 0x1p-25f), 0x0002);             /* tie: to even */
+  ck_assert_uint_eq(kt_f32_to_f16(0x1p-26f), 0x0000);
+  ck_assert_uint_eq(kt_f32_to_f16(1e-30f), 0x0000);
+  ck_assert_uint_eq(kt_f32_to_f16(-1e-30f), 0x8000);
+  ck_assert_uint_eq(kt_f32_to_f16(1.f + 0x1p-11f), 0x3c00);           /* tie: to even */
+  ck_assert_uint_eq(kt_f32_to_f16(1.f + 3 * 0x1p-11f), 0x3c02);
+  ck_assert(isnan(kt_f16_to_f32(kt_f32_to_f16(NAN))));
+  ck_assert(kt_f16_to_f32(0x0001) == 0x1p-24f);
+  ck_assert(kt_f16_to_f32(0x7bff) == 65504.f);
+  ck_assert(kt_f16_to_f32(0xfc00) == -INFINITY);
+  ck_assert(isnan(kt_f16_to_f32(0xffff)));
+}
+END_TEST
+
+START_TEST(helper_conversions_round_trip_and_round_to_nearest)
+{
+  for (uint32_t h = 0; h < 0x10000u; h++) {
+    const float f = kt_f16_to_f32((uint16_t)h), b = kt_bf16_to_f32((uint16_t)h);
+    if (!isnan(f)) ck_assert_msg(kt_f32_to_f16(f) == h, "f16 0x%04x -> %a -> 0x%04x", h, (double)f, kt_f32_to_f16(f));
+    if (!isnan(b)) ck_assert_msg(kt_f32_to_bf16(b) == h, "bf16 0x%04x -> %a -> 0x%04x", h, (double)b, kt_f32_to_bf16(b));
+  }
+  /* random floats: the result is a nearest f16/bf16, ties to even */
+  kt_rng r = kt_rng_for("conversions", 0);
+  for (int k = 0; k < 200000; k++) {
+    const float f = kt_bits_f32((uint32_t)kt_range(&r, 0x32000000, 0x477fe000));  /* 2^-27 .. 65504 */
+    const uint16_t h = kt_f32_to_f16(f);
+    const double d = fabs((double)f - f16_val(h));
+    if (h > 0) ck_assert_msg(d <= fabs((double)f - f16_val((uint16_t)(h - 1))), "f16(%a) = 0x%04x, below is nearer", (double)f, h);
+    if (h < 0x7bff) {
+      const double up = fabs((double)f - f16_val((uint16_t)(h + 1)));
+      ck_assert_msg(d <= up, "f16(%a) = 0x%04x, above is nearer", (double)f, h);
+      if (d == up) ck_assert_msg((h & 1) == 0, "f16(%a): tie went to odd 0x%04x", (double)f, h);
+    }
+    const float g = kt_bits_f32((uint32_t)kt_u64(&r) & 0x7f7fffffu);
+    const uint16_t b = kt_f32_to_bf16(g);
+    if (b == 0x7f80) {   /* overflow: only at or past the largest bf16 plus half an ulp */
+      ck_assert_msg((double)g >= 0x1.fep127 + 0x1p119, "bf16(%a) overflowed", (double)g);
+      continue;
+    }
+    const double db = fabs((double)g - kt_bf16_to_f32(b));
+    if (b > 0) ck_assert_msg(db <= fabs((double)g - kt_bf16_to_f32((uint16_t)(b - 1))), "bf16(%a) = 0x%04x", (double)g, b);
+    if (b < 0x7f7f) ck_assert_msg(db <= fabs((double)g - kt_bf16_to_f32((uint16_t)(b + 1))), "bf16(%a) = 0x%04x", (double)g, b);
+  }
+  /* kt_store / kt_load agree with the conversions */
+  unsigned char buf[16];
+  ck_assert(kt_store(KITE_BF16, buf, 3, 1.f + 3 * 0x1p-8f) == kt_load(KITE_BF16, buf, 3));
+  ck_assert(kt_store(KITE_F16, buf, 2, 0x1p-25f * 3) == 0x1p-23f);
+  ck_assert(kt_load(KITE_F16, buf, 2) == 0x1p-23f);
+  ck_assert(kt_store(KITE_F32, buf, 1, 0.1f) == 0.1f && kt_load(KITE_F32, buf, 1) == 0.1f);
+}
+END_TEST
+
+START_TEST(no_gpu_is_visible)
+{
+  /* test_runtime hides every GPU; kt_gpu_usable must say so, with a reason */
+  char why[256] = "";
+  ck_assert_int_eq(kt_gpu_usable(why, sizeof why), 0);
+  ck_assert_msg(why[0] != '\0', "kt_gpu_usable gave no reason");
+}
+END_TEST
+
+int main(void)
+{
+  /* Before anything starts CUDA (Check forks each test; the children inherit it). */
+  setenv("CUDA_VISIBLE_DEVICES", "-1", 1);
+  kt_seed();
+  Suite *s = suite_create("runtime");
+  TCase *tc = tcase_create("status");
+  tcase_add_test(tc, status_str_names_every_code);
+  tcase_add_test(tc, last_error_is_set_and_per_thread);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("validation");
+  tcase_add_loop_test(tc, row_op_invalid_arguments, 0, OP_COUNT * 3);
+  tcase_add_loop_test(tc, row_op_valid_arguments_reach_the_device_check, 0, OP_COUNT * 3);
+  tcase_add_loop_test(tc, row_op_empty_problems_launch_nothing, 0, OP_COUNT * 3);
+  tcase_add_test(tc, gemm_arguments);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("variants");
+  tcase_add_test(tc, variant_table_rows_are_sane);
+  tcase_add_test(tc, variant_get_bounds);
+  tcase_add_test(tc, variant_ranges_cover_every_n);
+  tcase_add_test(tc, run_variant_arguments);
+  tcase_add_test(tc, run_variant_range_and_alignment);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("dispatch");
+  tcase_add_loop_test(tc, dispatch_picks_lowest_rank_then_tightest_range, 0, OP_COUNT * 3);
+  tcase_add_test(tc, dispatch_facts_of_the_committed_space);
+  tcase_add_test(tc, odd_stride_dispatches_to_the_element_wise_variant);
+  tcase_add_test(tc, align_of_is_the_lowest_common_power_of_two);
+  tcase_add_test(tc, explain_arguments);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("helpers");
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, helper_conversions_known_values);
+  tcase_add_test(tc, helper_conversions_round_trip_and_round_to_nearest);
+  tcase_add_test(tc, no_gpu_is_visible);
+  suite_add_tcase(s, tc);
+
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_ENV);
+  const int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
