@@ -1,0 +1,90 @@
+/* kg.h - kite-gen: the template compiler that turns templates/<op>/ trees
+ * into out/<op>/<variant>.cu, out/manifest.tsv and out/kite_table.c.
+ *
+ * Errors are carried one way everywhere: as Lua errors.  The whole run is one
+ * protected call (kg_exec), every helper raises with lua_error/luaL_error and
+ * every resource that could outlive a raise (a DIR) is owned by a userdata
+ * with a __gc.  Messages start with the file they are about. */
+#ifndef KG_H
+#define KG_H
+
+#include <stddef.h>
+#include "lua.h"
+#include "lauxlib.h"
+
+#define KG_INSN_LIMIT 200000000LL      /* VM instructions per sandboxed call */
+#define KG_MEM_LIMIT ((size_t)512 << 20)  /* bytes for the whole Lua state  */
+#define KG_MAX_AXES 32
+#define KG_MAX_POINTS 1000000L         /* points per space, before valid() */
+
+/* ---- the program (kg_run.c) ---------------------------------------- */
+
+typedef struct kg_opts {
+  const char *tpl_dir;    /* templates root                 ("templates") */
+  const char *out_dir;    /* output root                          ("out") */
+  const char *only;       /* fnmatch glob on variant names, or NULL       */
+  int list;               /* print name<TAB>op, write nothing             */
+  int quiet;              /* no summary line                              */
+  long long insn_limit;   /* VM instructions per sandboxed call           */
+  size_t mem_limit;       /* bytes for the whole Lua state                */
+} kg_opts;
+
+void kg_opts_init(kg_opts *o);
+int kg_exec(const kg_opts *o);       /* 0 ok, 1 error (told on stderr) */
+int kg_run(int argc, char **argv);   /* the CLI: 0 ok, 1 error, 2 usage */
+
+/* ---- one run's state; the allocator's ud (kg_sandbox.c) ------------ */
+
+typedef struct kg_ctx {
+  kg_opts o;              /* tpl_dir and out_dir without trailing '/'     */
+  long long insn_left;    /* budget left in the current sandboxed call    */
+  int insn_step;          /* count-hook period                            */
+  int tripped;            /* instruction limit hit: pcall must not catch  */
+  size_t mem_used;
+  int nvariants, written, unchanged, removed;
+} kg_ctx;
+
+kg_ctx *kg_ctx_of(lua_State *L);
+lua_State *kg_sb_open(kg_ctx *c);    /* NULL if out of memory */
+void kg_sb_init(lua_State *L);       /* libraries and env prototype */
+void kg_sb_newenv(lua_State *L);     /* pushes a fresh sandbox environment */
+void kg_sb_loadfile(lua_State *L, const char *path);  /* pushes the chunk */
+void kg_sb_call(lua_State *L, int nargs, int nres, const char *where);
+
+/* ---- templates (kg_tpl.c) ------------------------------------------ */
+
+void kg_tpl_compile(lua_State *L, const char *src, size_t n,
+                    const char *path);
+void kg_tpl_namecode(lua_State *L, const char *pat, const char *path);
+void kg_tpl_expand(lua_State *L, int v);   /* pushes the variant's body */
+int kg_tpl_s(lua_State *L);                /* the __s interpolation fn */
+const char *kg_tostr(lua_State *L, int idx);
+
+/* ---- spaces (kg_space.c) ------------------------------------------- */
+
+void kg_space_discover(lua_State *L);
+void kg_space_load(lua_State *L, const char *op, int variants, int seen);
+const char *kg_dtype_enum(const char *dtype);
+
+/* ---- outputs (kg_write.c) ------------------------------------------ */
+
+void kg_write_cu(lua_State *L, int v, int body);
+void kg_write_manifest(lua_State *L, int variants);
+void kg_write_table(lua_State *L, int variants);
+void kg_write_files(lua_State *L, int files);
+
+/* ---- helpers (kg_util.c) ------------------------------------------- */
+
+int kg_readfile(lua_State *L, const char *path);
+int kg_listdir(lua_State *L, const char *path);
+int kg_isdir(const char *path);
+int kg_isfile(const char *path);
+void kg_copy(lua_State *L, int t);
+void kg_sorted(lua_State *L);
+int kg_keys(lua_State *L, int t);
+int kg_isident(const char *s);
+int kg_isname(const char *s);
+const char *kg_pushupper(lua_State *L, const char *s);
+int kg_append(lua_State *L, int t);
+
+#endif
