@@ -1,0 +1,728 @@
+/* test_gen.c - Check tests for kite-gen (gen/).  Run from the repository
+ * root: the fixtures are tests/fixtures/gen/<case>/, their expected outputs
+ * tests/fixtures/gen/expected/<case>/. */
+#define _XOPEN_SOURCE 700
+#include <check.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <utime.h>
+#include "kg.h"
+
+#define FIX "tests/fixtures/gen/"
+#define OLD_TIME 1000000000  /* an mtime no run of the tests can produce */
+
+/* ---- helpers ------------------------------------------------------- */
+
+/* The bytes of path, NUL-terminated (malloc'd), or NULL. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *s;
+  long n;
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  rewind(f);
+  s = malloc((size_t)n + 1);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(fread(s, 1, (size_t)n, f), n);
+  s[n] = '\0';
+  fclose(f);
+  return s;
+}
+
+static void spit(const char *path, const char *s) {
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  fputs(s, f);
+  fclose(f);
+}
+
+/* dst = a/b, checked to fit in cap bytes. */
+static void join(char *dst, size_t cap, const char *a, const char *b) {
+  size_t n = strlen(a), m = strlen(b);
+  ck_assert_uint_le(n + m + 2, cap);
+  memcpy(dst, a, n);
+  dst[n] = '/';
+  memcpy(dst + n + 1, b, m + 1);
+}
+
+/* Declares char var[] holding a/b, for paths that must live long. */
+#define PATH(var, a, b) \
+  char var[512];        \
+  join(var, sizeof var, a, b)
+
+/* a/b in one of a few static buffers, for paths used at once. */
+static const char *cat(const char *a, const char *b) {
+  static char buf[8][512];
+  static int i;
+  char tmp[512], *s = buf[i++ % 8];
+  join(tmp, sizeof tmp, a, b);
+  memcpy(s, tmp, sizeof tmp);
+  return s;
+}
+
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+static time_t mtime(const char *path) {
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  return st.st_mtime;
+}
+
+static void set_old(const char *path) {
+  struct utimbuf t = {OLD_TIME, OLD_TIME};
+  ck_assert_int_eq(utime(path, &t), 0);
+}
+
+/* A fresh empty directory; "<it>/out" is where runs write. */
+static char *tmpdir(void) {
+  char tmpl[] = "/tmp/kg_test.XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(tmpl));
+  return strdup(tmpl);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+                  struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(p);
+}
+
+static void rm_rf(char *dir) {
+  nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+  free(dir);
+}
+
+static int nfiles_seen;
+static int count_one(const char *p, const struct stat *st, int flag,
+                     struct FTW *ftw) {
+  (void)p, (void)st, (void)ftw;
+  nfiles_seen += flag == FTW_F;
+  return 0;
+}
+
+static int nfiles(const char *dir) {
+  nfiles_seen = 0;
+  nftw(dir, count_one, 16, FTW_PHYS);
+  return nfiles_seen;
+}
+
+/* ---- running kite-gen with stdout and stderr captured -------------- */
+
+typedef struct run {
+  int rc;
+  char *out, *err;
+} run;
+
+static int cap_begin(int fd, int *saved) {
+  char tmpl[] = "/tmp/kg_cap.XXXXXX";
+  int t = mkstemp(tmpl);
+  ck_assert_int_ge(t, 0);
+  unlink(tmpl);
+  fflush(NULL);
+  *saved = dup(fd);
+  dup2(t, fd);
+  return t;
+}
+
+static char *cap_end(int fd, int saved, int t) {
+  off_t n;
+  char *s;
+  fflush(NULL);
+  dup2(saved, fd);
+  close(saved);
+  n = lseek(t, 0, SEEK_END);
+  s = malloc((size_t)n + 1);
+  ck_assert_int_eq(pread(t, s, (size_t)n, 0), n);
+  s[n] = '\0';
+  close(t);
+  return s;
+}
+
+static run run_opts(const kg_opts *o) {
+  run r;
+  int so, se, to = cap_begin(1, &so), te = cap_begin(2, &se);
+  r.rc = kg_exec(o);
+  r.err = cap_end(2, se, te);
+  r.out = cap_end(1, so, to);
+  return r;
+}
+
+/* kg_run with argv "kite-gen", the given args..., NULL. */
+static run run_args(const char *first, ...) {
+  char *argv[32];
+  int argc = 0, so, se, to, te;
+  const char *a;
+  va_list ap;
+  run r;
+  argv[argc++] = "kite-gen";
+  va_start(ap, first);
+  for (a = first; a && argc < 31; a = va_arg(ap, const char *))
+    argv[argc++] = (char *)a;
+  va_end(ap);
+  argv[argc] = NULL;
+  to = cap_begin(1, &so);
+  te = cap_begin(2, &se);
+  r.rc = kg_run(argc, argv);
+  r.err = cap_end(2, se, te);
+  r.out = cap_end(1, so, to);
+  return r;
+}
+
+static run gen(const char *fixture, const char *out) {
+  return run_args("-t", fixture, "-o", out, NULL);
+}
+
+static void run_free(run r) {
+  free(r.out);
+  free(r.err);
+}
+
+/* Every file listed matches its copy under expected/<case>/, and out has
+ * nothing else. */
+static void check_golden(const char *out, const char *kase,
+                         const char *const *files) {
+  char exp[256];
+  int i;
+  snprintf(exp, sizeof exp, FIX "expected/%s", kase);
+  for (i = 0; files[i]; i++) {
+    char *want = slurp(cat(exp, files[i])), *got = slurp(cat(out, files[i]));
+    ck_assert_msg(want != NULL, "missing golden %s", files[i]);
+    ck_assert_msg(got != NULL, "not generated: %s", files[i]);
+    ck_assert_str_eq(got, want);
+    free(want);
+    free(got);
+  }
+  ck_assert_int_eq(nfiles(out), i);
+}
+
+static const char *const basic_files[] = {
+  "alpha/alpha_f16_t256.cu", "alpha/alpha_bf16_t256.cu",
+  "alpha/alpha_bf16_t128.cu", "beta/beta_b1.cu", "beta/beta_b2.cu",
+  "manifest.tsv", "kite_table.c", NULL
+};
+
+/* ---- the template compiler, directly ------------------------------- */
+
+static int compile_cb(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  kg_tpl_compile(L, s, n, "t.tpl");
+  return 1;
+}
+
+/* The Lua code for template src, or the error message (malloc'd). */
+static char *compile(const char *src, int *ok) {
+  lua_State *L = luaL_newstate();
+  char *s;
+  lua_pushcfunction(L, compile_cb);
+  lua_pushstring(L, src);
+  *ok = lua_pcall(L, 1, 1, 0) == LUA_OK;
+  s = strdup(lua_tostring(L, -1));
+  lua_close(L);
+  return s;
+}
+
+START_TEST(test_compile_line_for_line) {
+  int ok;
+  char *code = compile("a \"q\"\n  @ x = 1\n${y} $${z}\n\n@ end", &ok);
+  ck_assert(ok);
+  ck_assert_str_eq(code,
+                   "local _ENV = ...; __T(1, \"a \\\"q\\\"\\010\")\n"
+                   " x = 1\n"
+                   "__T(3, __s((y), \"y\"), \" ${z}\\010\")\n"
+                   "__T(4, \"\\010\")\n"
+                   " end\n");
+  free(code);
+}
+END_TEST
+
+START_TEST(test_compile_expr_scanning) {
+  int ok;
+  char *code = compile("${f({a = \"}\"})}${[=[}]]=]}|\r\n", &ok);
+  ck_assert(ok);
+  ck_assert_str_eq(code,
+                   "local _ENV = ...; __T(1, __s((f({a = \"}\"})), "
+                   "\"f({a = \\\"}\\\"})\"), __s(([=[}]]=]), \"[=[}]]=]\"), "
+                   "\"|\\010\")\n");
+  free(code);
+}
+END_TEST
+
+START_TEST(test_compile_errors) {
+  static const char *const bad[][2] = {
+    {"ok\n${x", "t.tpl:2: unterminated ${"},
+    {"${ }", "t.tpl:1: empty ${}"},
+    {"\n\n${\"}", "t.tpl:3: unterminated string in ${...}"},
+    {"${x -- c}", "t.tpl:1: comments are not allowed in ${...}"},
+    {"${[[x}", "t.tpl:1: unterminated long string in ${...}"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int ok;
+    char *msg = compile(bad[i][0], &ok);
+    ck_assert(!ok);
+    ck_assert_str_eq(msg, bad[i][1]);
+    free(msg);
+  }
+}
+END_TEST
+
+static int tostr_cb(lua_State *L) {
+  const char *s = kg_tostr(L, 1);
+  lua_pushstring(L, s ? s : "(none)");
+  return 1;
+}
+
+static const char *tostr(lua_State *L, const char *expr) {
+  lua_pushcfunction(L, tostr_cb);
+  ck_assert_int_eq(luaL_dostring(L, expr), 0);
+  lua_call(L, 1, 1);
+  return lua_tostring(L, -1);
+}
+
+START_TEST(test_tostr) {
+  lua_State *L = luaL_newstate();
+  ck_assert_str_eq(tostr(L, "return 42"), "42");
+  ck_assert_str_eq(tostr(L, "return -7.0"), "-7");
+  ck_assert_str_eq(tostr(L, "return 2^53"), "9007199254740992");
+  ck_assert_str_eq(tostr(L, "return 0.75"), "0.75");
+  ck_assert_str_eq(tostr(L, "return 1/3"), "0.33333333333333331");
+  ck_assert_str_eq(tostr(L, "return 'bf16'"), "bf16");
+  ck_assert_str_eq(tostr(L, "return false"), "false");
+  ck_assert_str_eq(tostr(L, "return nil"), "(none)");
+  ck_assert_str_eq(tostr(L, "return {}"), "(none)");
+  lua_close(L);
+}
+END_TEST
+
+/* ---- whole runs ---------------------------------------------------- */
+
+START_TEST(test_basic_golden) {
+  char *d = tmpdir();
+  PATH(out, d, "out");
+  run r = gen(FIX "basic", out);
+  ck_assert_msg(r.rc == 0, "%s", r.err);
+  ck_assert_str_eq(r.err, "kite-gen: 5 variants, 7 written, 0 unchanged, "
+                          "0 removed\n");
+  check_golden(out, "basic", basic_files);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+START_TEST(test_interp_golden) {
+  static const char *const files[] = {"interp/interp_bf16_3.cu",
+                                      "manifest.tsv", "kite_table.c", NULL};
+  char *d = tmpdir(), *cu;
+  PATH(out, d, "out");
+  run r = gen(FIX "interp", out);
+  ck_assert_msg(r.rc == 0, "%s", r.err);
+  check_golden(out, "interp", files);
+  /* the points the golden file makes, spelled out */
+  cu = slurp(cat(out, files[0]));
+  ck_assert_ptr_nonnull(strstr(cu, "int=3 neg=-3 float_int=3 float=0.75 "
+                                   "tiny=0.10000000000000001 "
+                                   "big=9007199254740992 "
+                                   "huge=9.2233720368547758e+18\n"));
+  ck_assert_ptr_nonnull(strstr(cu, "str=s3 bool=true false=false\n"));
+  ck_assert_ptr_nonnull(strstr(cu, "nested=3 braces=}{ quote=\"} long=} "
+                                   "level=]]}\n"));
+  ck_assert_ptr_nonnull(strstr(cu, "escape=${NOT_INTERPOLATED} then 3\n"));
+  ck_assert_ptr_nonnull(strstr(cu, "#line 8 \"" FIX "interp/interp/"
+                                   "interp.cu.tpl\"\nodd 1\n#line 10 "));
+  ck_assert_ptr_nonnull(strstr(cu, "twice=6 len=3 concat=1,2,3 fmt=003\n"));
+  ck_assert_ptr_nonnull(strstr(cu, "line1\nline2\n#line 18 "));
+  ck_assert_ptr_nonnull(strstr(cu, "lib=42\n"));
+  ck_assert_ptr_nonnull(strstr(cu, "  (x) * 2 + \\\n  0\n#line 27 "));
+  ck_assert_ptr_nonnull(strstr(cu, "without a newline 3\n"));
+  free(cu);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+START_TEST(test_sandbox) {
+  static const char *const files[] = {"sandbox/sandbox_1.cu",
+                                      "sandbox/sandbox_2.cu", "manifest.tsv",
+                                      "kite_table.c", NULL};
+  char *d = tmpdir(), *cu;
+  PATH(out, d, "out");
+  run r;
+  unlink("/tmp/kite-gen-pwned");
+  r = gen(FIX "sandbox", out);
+  ck_assert_msg(r.rc == 0, "%s", r.err);
+  check_golden(out, "sandbox", files);
+  ck_assert(!exists("/tmp/kite-gen-pwned"));
+  ck_assert_ptr_nonnull(strstr(r.err, "print goes to stderr from sandbox_1\n"));
+  cu = slurp(cat(out, files[1]));  /* the second run saw no leaks */
+  ck_assert_ptr_nonnull(strstr(cu, "globals: os=nil io=nil debug=nil "
+                                   "package=nil coroutine=nil\n"));
+  ck_assert_ptr_nonnull(strstr(cu, "dump=nil method_dump=nil\n"));
+  ck_assert_ptr_nonnull(strstr(cu, "module 'os' not found"));
+  ck_assert_ptr_nonnull(strstr(cu, "module name '../x' not allowed"));
+  ck_assert_ptr_nonnull(strstr(cu, "attempt to load a binary chunk"));
+  ck_assert_ptr_nonnull(strstr(cu, "string.leak=nil LEAK=nil _G.LEAK=nil"));
+  free(cu);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+START_TEST(test_list_order_writes_nothing) {
+  char *d = tmpdir();
+  PATH(out, d, "out");
+  run r = run_args("-t", FIX "basic", "-o", out, "--list", NULL);
+  ck_assert_int_eq(r.rc, 0);
+  /* axes sorted (dtype, threads), last fastest, f16/128 pruned by valid */
+  ck_assert_str_eq(r.out, "alpha_f16_t256\talpha\n"
+                          "alpha_bf16_t256\talpha\n"
+                          "alpha_bf16_t128\talpha\n"
+                          "beta_b1\tbeta\n"
+                          "beta_b2\tbeta\n");
+  ck_assert_str_eq(r.err, "");
+  ck_assert(!exists(out));
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+START_TEST(test_only) {
+  char *d = tmpdir(), *s;
+  PATH(out, d, "out");
+  run r = run_args("-q", "--only", "alpha_bf16_*", "-t", FIX "basic", "-o",
+                   out, NULL);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_str_eq(r.err, "");
+  ck_assert(exists(cat(out, "alpha/alpha_bf16_t256.cu")));
+  ck_assert(exists(cat(out, "alpha/alpha_bf16_t128.cu")));
+  ck_assert(!exists(cat(out, "alpha/alpha_f16_t256.cu")));
+  ck_assert(!exists(cat(out, "beta")));
+  ck_assert_int_eq(nfiles(out), 4);
+  s = slurp(cat(out, "manifest.tsv"));
+  ck_assert_str_eq(s, "name\top\tdtype\tn_min\tn_max\talign\trank\tparams\n"
+                      "alpha_bf16_t256\talpha\tbf16\t1\t2048\t16\t0\t"
+                      "dtype=bf16 threads=256\n"
+                      "alpha_bf16_t128\talpha\tbf16\t1\t1024\t16\t0\t"
+                      "dtype=bf16 threads=128\n");
+  free(s);
+  s = slurp(cat(out, "kite_table.c"));
+  ck_assert_ptr_nonnull(strstr(s, "kite_variants_len = 2;\n"));
+  ck_assert_ptr_null(strstr(s, "beta"));
+  free(s);
+  run_free(r);
+  r = run_args("--only=beta_b2", "--list", "-t", FIX "basic", NULL);
+  ck_assert_str_eq(r.out, "beta_b2\tbeta\n");
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+START_TEST(test_deterministic) {
+  char *d = tmpdir();
+  PATH(a, d, "a");
+  PATH(b, d, "b");
+  run r1 = gen(FIX "basic", a), r2 = gen(FIX "basic", b);
+  int i;
+  ck_assert_int_eq(r1.rc, 0);
+  ck_assert_int_eq(r2.rc, 0);
+  for (i = 0; basic_files[i]; i++) {
+    char *x = slurp(cat(a, basic_files[i])), *y = slurp(cat(b, basic_files[i]));
+    ck_assert_str_eq(x, y);
+    free(x);
+    free(y);
+  }
+  run_free(r1);
+  run_free(r2);
+  rm_rf(d);
+}
+END_TEST
+
+START_TEST(test_write_if_changed) {
+  char *d = tmpdir(), *s;
+  PATH(out, d, "out");
+  PATH(one, out, "beta/beta_b1.cu");
+  run r = gen(FIX "basic", out);
+  int i;
+  ck_assert_int_eq(r.rc, 0);
+  run_free(r);
+  for (i = 0; basic_files[i]; i++) set_old(cat(out, basic_files[i]));
+  r = gen(FIX "basic", out);
+  ck_assert_str_eq(r.err, "kite-gen: 5 variants, 0 written, 7 unchanged, "
+                          "0 removed\n");
+  for (i = 0; basic_files[i]; i++)
+    ck_assert_int_eq(mtime(cat(out, basic_files[i])), OLD_TIME);
+  run_free(r);
+  spit(one, "edited by hand\n");
+  r = gen(FIX "basic", out);
+  ck_assert_str_eq(r.err, "kite-gen: 5 variants, 1 written, 6 unchanged, "
+                          "0 removed\n");
+  s = slurp(one);
+  ck_assert_ptr_nonnull(strstr(s, "// beta block=1"));
+  ck_assert_int_ne(mtime(one), OLD_TIME);
+  ck_assert_int_eq(nfiles(out), 7);  /* no temp files left */
+  free(s);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+START_TEST(test_stale_removed) {
+  char *d = tmpdir();
+  PATH(out, d, "out");
+  run r = gen(FIX "basic", out);
+  ck_assert_int_eq(r.rc, 0);
+  run_free(r);
+  spit(cat(out, "alpha/old_variant.cu"), "// stale\n");
+  spit(cat(out, "alpha/notes.txt"), "not ours\n");
+  ck_assert_int_eq(mkdir(cat(out, "gone"), 0777), 0);
+  spit(cat(out, "gone/x.cu"), "// stale\n");
+  r = gen(FIX "basic", out);
+  ck_assert_str_eq(r.err, "kite-gen: 5 variants, 0 written, 7 unchanged, "
+                          "2 removed\n");
+  ck_assert(!exists(cat(out, "alpha/old_variant.cu")));
+  ck_assert(exists(cat(out, "alpha/notes.txt")));
+  ck_assert(!exists(cat(out, "gone")));
+  run_free(r);
+  /* with --only, the other variants are stale too; beta/ goes away */
+  r = run_args("--only", "beta_b1", "-t", FIX "basic", "-o", out, NULL);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_ptr_nonnull(strstr(r.err, "4 removed"));
+  ck_assert(exists(cat(out, "beta/beta_b1.cu")));
+  ck_assert(!exists(cat(out, "beta/beta_b2.cu")));
+  ck_assert(exists(cat(out, "alpha/notes.txt")));
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+START_TEST(test_failure_writes_nothing) {
+  char *d = tmpdir(), *before[8];
+  PATH(out, d, "out");
+  run r = gen(FIX "basic", out);
+  int i;
+  run_free(r);
+  for (i = 0; basic_files[i]; i++) {
+    set_old(cat(out, basic_files[i]));
+    before[i] = slurp(cat(out, basic_files[i]));
+  }
+  spit(cat(out, "alpha/stale.cu"), "// would be removed by a good run\n");
+  r = gen(FIX "err_late", out);  /* op a is fine, op b fails expanding */
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert_ptr_nonnull(strstr(r.err, FIX "err_late/b/x.cu.tpl:2: late "
+                                      "failure\n"));
+  for (i = 0; basic_files[i]; i++) {
+    char *now = slurp(cat(out, basic_files[i]));
+    ck_assert_str_eq(now, before[i]);
+    ck_assert_int_eq(mtime(cat(out, basic_files[i])), OLD_TIME);
+    free(now);
+    free(before[i]);
+  }
+  ck_assert(exists(cat(out, "alpha/stale.cu")));
+  ck_assert(!exists(cat(out, "a")));
+  ck_assert_int_eq(nfiles(out), 8);
+  run_free(r);
+  r = gen(FIX "err_late", cat(d, "fresh"));
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert(!exists(cat(d, "fresh")));
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+START_TEST(test_no_variants) {
+  static const char *const files[] = {"manifest.tsv", "kite_table.c", NULL};
+  char *d = tmpdir(), *s;
+  PATH(out, d, "out");
+  run r = gen(FIX "empty", out);
+  ck_assert_int_eq(r.rc, 0);
+  check_golden(out, "empty", files);
+  s = slurp(cat(out, "kite_table.c"));
+  ck_assert_str_eq(s, "/* Generated by kite-gen. Do not edit. */\n"
+                      "#include \"kite_table.h\"\n\n"
+                      "const struct kite_variant kite_variants[] = {\n"
+                      "  {0},  /* no variants */\n"
+                      "};\n"
+                      "const int32_t kite_variants_len = 0;\n");
+  free(s);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+/* Each broken fixture fails with exit 1, writes nothing, and its message
+ * starts with the file (and line) at fault. */
+static const char *const errors[][2] = {
+  {"err_syntax", "err_syntax/bad/x.cu.tpl:4: unexpected symbol near '='"},
+  {"err_runtime", "err_runtime/bad/x.cu.tpl:5: attempt to perform "
+                  "arithmetic on a nil value"},
+  {"err_nil", "err_nil/bad/x.cu.tpl:3: ${missing_var} is nil"},
+  {"err_table", "err_table/bad/x.cu.tpl:2: ${P} is a table"},
+  {"err_unterminated", "err_unterminated/bad/x.cu.tpl:2: unterminated ${"},
+  {"err_lib", "err_lib/lib/bad.lua:3: attempt to index a nil value"},
+  {"err_space", "err_space/bad/space.lua:7: no good point"},
+  {"err_axis", "err_axis/bad/space.lua: axes.threads must be a non-empty "
+               "array"},
+  {"err_dup", "err_dup/b/space.lua: duplicate variant name 'same_1' (also "
+              "made by " FIX "err_dup/a/space.lua)"},
+  {"err_badname", "err_badname/bad/space.lua: variant name 'bad-1' must "
+                  "match [A-Za-z0-9_]+"},
+  {"err_dtype", "err_dtype/bad/space.lua: dtype (p.dtype or meta(p).dtype) "
+                "must be one of bf16, f16, f32, e4m3 (variant bad_int8)"},
+  {"err_field", "err_field/bad/space.lua: the returned table has unknown "
+                "field 'vaild'"},
+  {"err_opname", "err_opname/bad/space.lua: op is 'good' but the folder is "
+                 "'bad'"},
+  {"err_namefn", "err_namefn/bad/space.lua (name):1: ${nope} is nil"},
+  {"err_memory", "err_memory/bad/x.cu.tpl: not enough memory"},
+  {"err_runaway", "err_runaway/bad/x.cu.tpl:2: instruction limit exceeded"},
+  {"err_runaway_pcall", "err_runaway_pcall/bad/x.cu.tpl:2: instruction "
+                        "limit exceeded"},
+};
+
+START_TEST(test_errors) {
+  char *d = tmpdir();
+  PATH(out, d, "out");
+  char fix[256], want[512];
+  run r;
+  snprintf(fix, sizeof fix, FIX "%s", errors[_i][0]);
+  snprintf(want, sizeof want, FIX "%s", errors[_i][1]);
+  r = gen(fix, out);
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0,
+                "stderr:\n%s\nwant it to start with:\n%s", r.err, want);
+  ck_assert(!exists(out));
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+START_TEST(test_insn_limit_api) {
+  kg_opts o;
+  double t0;
+  run r;
+  kg_opts_init(&o);
+  o.tpl_dir = FIX "err_runaway";
+  o.out_dir = "/nonexistent/never/written";
+  o.insn_limit = 100000;
+  t0 = now();
+  r = run_opts(&o);
+  ck_assert_double_lt(now() - t0, 0.5);
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert_ptr_nonnull(strstr(r.err, "x.cu.tpl:2: instruction limit "
+                                      "exceeded\n"));
+  run_free(r);
+  o.tpl_dir = FIX "err_runaway_pcall";
+  r = run_opts(&o);
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert_ptr_nonnull(strstr(r.err, "instruction limit exceeded"));
+  run_free(r);
+}
+END_TEST
+
+START_TEST(test_default_insn_limit_bounded) {
+  double t0 = now();
+  run r = gen(FIX "err_runaway", "/nonexistent/never/written");
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert_double_lt(now() - t0, 20.0);
+  run_free(r);
+}
+END_TEST
+
+START_TEST(test_mem_limit_api) {
+  kg_opts o;
+  run r;
+  kg_opts_init(&o);
+  o.tpl_dir = FIX "err_memory_loop";
+  o.out_dir = "/nonexistent/never/written";
+  o.mem_limit = (size_t)16 << 20;
+  r = run_opts(&o);
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert_msg(strstr(r.err, "err_memory_loop/bad/x.cu.tpl: not enough "
+                              "memory (limit 16 MiB)") != NULL, "%s", r.err);
+  run_free(r);
+}
+END_TEST
+
+START_TEST(test_usage) {
+  run r = run_args("--bogus", NULL);
+  ck_assert_int_eq(r.rc, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "--bogus: unknown argument\nusage:"));
+  run_free(r);
+  r = run_args("-t", NULL);
+  ck_assert_int_eq(r.rc, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "-t: needs a value"));
+  run_free(r);
+  r = run_args("extra", NULL);
+  ck_assert_int_eq(r.rc, 2);
+  run_free(r);
+  r = run_args("-h", NULL);
+  ck_assert_int_eq(r.rc, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "usage: kite-gen"));
+  run_free(r);
+  r = run_args("-t", "no/such/dir", "--list", NULL);
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert_str_eq(r.err, "no/such/dir: No such file or directory\n");
+  run_free(r);
+  r = run_args("-t", FIX "basic/", "--list", NULL);  /* trailing slash */
+  ck_assert_int_eq(r.rc, 0);
+  run_free(r);
+}
+END_TEST
+
+static Suite *gen_suite(void) {
+  Suite *s = suite_create("kite-gen");
+  TCase *tc = tcase_create("compiler");
+  tcase_add_test(tc, test_compile_line_for_line);
+  tcase_add_test(tc, test_compile_expr_scanning);
+  tcase_add_test(tc, test_compile_errors);
+  tcase_add_test(tc, test_tostr);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("runs");
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, test_basic_golden);
+  tcase_add_test(tc, test_interp_golden);
+  tcase_add_test(tc, test_sandbox);
+  tcase_add_test(tc, test_list_order_writes_nothing);
+  tcase_add_test(tc, test_only);
+  tcase_add_test(tc, test_deterministic);
+  tcase_add_test(tc, test_write_if_changed);
+  tcase_add_test(tc, test_stale_removed);
+  tcase_add_test(tc, test_failure_writes_nothing);
+  tcase_add_test(tc, test_no_variants);
+  tcase_add_test(tc, test_usage);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("errors");
+  tcase_set_timeout(tc, 30);
+  tcase_add_loop_test(tc, test_errors, 0,
+                      (int)(sizeof errors / sizeof errors[0]));
+  tcase_add_test(tc, test_insn_limit_api);
+  tcase_add_test(tc, test_default_insn_limit_bounded);
+  tcase_add_test(tc, test_mem_limit_api);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(gen_suite());
+  int failed;
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
