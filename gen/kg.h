@@ -48,6 +48,7 @@ kg_ctx *kg_ctx_of(lua_State *L);
 lua_State *kg_sb_open(kg_ctx *c);    /* NULL if out of memory */
 void kg_sb_init(lua_State *L);       /* libraries and env prototype */
 void kg_sb_newenv(lua_State *L);     /* pushes a fresh sandbox environment */
+void kg_sb_load(lua_State *L, const char *src, size_t len, const char *path);
 void kg_sb_loadfile(lua_State *L, const char *path);  /* pushes the chunk */
 void kg_sb_call(lua_State *L, int nargs, int nres, const char *where);
 

@@ -92,6 +92,7 @@ static void kg_generate(lua_State *L, int v) {
 static int kg_pmain(lua_State *L) {
   kg_ctx *c = kg_ctx_of(L);
   lua_Integer i, n;
+  luaL_checkstack(L, 64, "kite-gen");  /* the helpers nest deep */
   kg_sb_init(L);
   kg_space_discover(L);  /* 1: op names */
   lua_newtable(L);       /* 2: variants */

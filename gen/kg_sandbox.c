@@ -16,6 +16,8 @@
 #define KG_LOAD "kg.load"     /* registry: the real load */
 #define KG_SETMT "kg.setmt"   /* registry: the real setmetatable */
 #define KG_SORT "kg.sort"     /* registry: the real table.sort */
+#define KG_TAILS "kg.tails"   /* registry: shortened chunk name -> path */
+#define KG_TAIL (LUA_IDSIZE - 4)  /* bytes of a long path Lua keeps */
 #define KG_HOOK_STEP 1000
 
 static const char kg_loading = 0;  /* address marks a module being loaded */
@@ -30,7 +32,8 @@ static void *kg_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     return NULL;
   }
   if (nsize > old && c->mem_used - old + nsize > c->o.mem_limit) return NULL;
-  if ((p = realloc(ptr, nsize)) != NULL) c->mem_used = c->mem_used - old + nsize;
+  if ((p = realloc(ptr, nsize)) == NULL) return NULL;
+  c->mem_used = c->mem_used - old + nsize;
   return p;
 }
 
@@ -65,6 +68,41 @@ lua_State *kg_sb_open(kg_ctx *c) {
   return L;
 }
 
+/* Lua shortens a chunk name longer than LUA_IDSIZE to "..." and its tail,
+ * so a message about a file deep down would not start with its path: put
+ * the whole path back (the message is on top). */
+static void kg_fullname(lua_State *L) {
+  const char *msg = lua_tostring(L, -1);
+  if (msg == NULL || strncmp(msg, "...", 3) != 0 || strlen(msg) < 3 + KG_TAIL)
+    return;
+  lua_getfield(L, LUA_REGISTRYINDEX, KG_TAILS);
+  lua_pushlstring(L, msg + 3, KG_TAIL);
+  if (lua_rawget(L, -2) == LUA_TSTRING) {
+    lua_pushstring(L, msg + 3 + KG_TAIL);
+    lua_concat(L, 2);
+    lua_replace(L, -3);
+    lua_pop(L, 1);
+  } else lua_pop(L, 2);
+}
+
+/* Pushes the text chunk src, named after file path; raises its syntax
+ * error.  Long paths are remembered for kg_fullname. */
+void kg_sb_load(lua_State *L, const char *src, size_t len, const char *path) {
+  size_t n = strlen(path);
+  if (n > KG_TAIL) {
+    lua_getfield(L, LUA_REGISTRYINDEX, KG_TAILS);
+    lua_pushstring(L, path);
+    lua_setfield(L, -2, path + n - KG_TAIL);
+    lua_pop(L, 1);
+  }
+  lua_pushfstring(L, "@%s", path);
+  if (luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t") != LUA_OK) {
+    kg_fullname(L);
+    lua_error(L);
+  }
+  lua_remove(L, -2);
+}
+
 /* Message handler: like lua.c's, the message plus a traceback. */
 static int kg_msgh(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
@@ -74,7 +112,8 @@ static int kg_msgh(lua_State *L) {
     msg = lua_pushfstring(L, "(error object is a %s value)",
                           luaL_typename(L, 1));
   }
-  luaL_traceback(L, L, msg, 1);
+  kg_fullname(L);
+  luaL_traceback(L, L, lua_tostring(L, -1), 1);
   return 1;
 }
 
@@ -170,6 +209,7 @@ static int kg_setmetatable(lua_State *L) {
 static void kg_sortedkeys(lua_State *L, int t) {
   int i, arr = lua_gettop(L) + 1;
   lua_Integer j, n;
+  luaL_checkstack(L, 8, NULL);
   for (i = 0; i < 3; i++) lua_newtable(L);
   lua_pushnil(L);
   while (lua_next(L, t)) {
@@ -270,9 +310,7 @@ static void kg_envwith(lua_State *L);
 static void kg_runmod(lua_State *L, const char *name) {
   size_t len;
   const char *path = kg_modsrc(L, name), *src = lua_tolstring(L, -1, &len);
-  lua_pushfstring(L, "@%s", path);
-  if (luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t") != LUA_OK)
-    lua_error(L);
+  kg_sb_load(L, src, len, path);
   lua_pushvalue(L, lua_upvalueindex(1));
   kg_envwith(L);
   lua_setupvalue(L, -2, 1);
@@ -311,6 +349,7 @@ static int kg_require(lua_State *L) {
  * require shares it.  Tables in the prototype are libraries: copied. */
 static void kg_envwith(lua_State *L) {
   int loaded = lua_gettop(L), env = loaded + 1;
+  luaL_checkstack(L, 10, NULL);
   lua_newtable(L);
   lua_getfield(L, LUA_REGISTRYINDEX, KG_PROTO);
   lua_pushnil(L);
@@ -357,13 +396,21 @@ static const luaL_Reg kg_libs[] = {
   {"math", luaopen_math}, {"utf8", luaopen_utf8}, {NULL, NULL}
 };
 
-/* The string metatable is shared by every string in the state: lock it so
- * sandboxed code cannot reach the real string table through it. */
-static void kg_lockstrings(lua_State *L) {
-  lua_getglobal(L, "string");
+static void kg_unset(lua_State *L, const char *lib, const char *name) {
+  lua_getglobal(L, lib);
   lua_pushnil(L);
-  lua_setfield(L, -2, "dump");
+  lua_setfield(L, -2, name);
   lua_pop(L, 1);
+}
+
+/* No bytecode out (string.dump) and no randomness (math.random is seeded
+ * from the clock): output must depend on the point alone.  The string
+ * metatable is shared by every string in the state: lock it so sandboxed
+ * code cannot reach the real string table through it. */
+static void kg_trimlibs(lua_State *L) {
+  kg_unset(L, "string", "dump");
+  kg_unset(L, "math", "random");
+  kg_unset(L, "math", "randomseed");
   lua_pushliteral(L, "");
   lua_getmetatable(L, -1);
   lua_pushboolean(L, 0);
@@ -378,7 +425,7 @@ void kg_sb_init(lua_State *L) {
     luaL_requiref(L, r->name, r->func, 1);
     lua_pop(L, 1);
   }
-  kg_lockstrings(L);
+  kg_trimlibs(L);
   lua_getglobal(L, "load");
   lua_setfield(L, LUA_REGISTRYINDEX, KG_LOAD);
   lua_getglobal(L, "setmetatable");
@@ -389,6 +436,8 @@ void kg_sb_init(lua_State *L) {
   lua_pop(L, 1);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, KG_SRC);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, KG_TAILS);
   lua_newtable(L);
   for (i = 0; kg_basefns[i]; i++) {
     lua_getglobal(L, kg_basefns[i]);
@@ -408,11 +457,8 @@ void kg_sb_loadfile(lua_State *L, const char *path) {
   const char *src;
   if (!kg_readfile(L, path)) lua_error(L);
   src = lua_tolstring(L, -1, &len);
-  lua_pushfstring(L, "@%s", path);
-  if (luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t") != LUA_OK)
-    lua_error(L);
+  kg_sb_load(L, src, len, path);
   kg_sb_newenv(L);
   lua_setupvalue(L, -2, 1);
-  lua_replace(L, -3);
-  lua_pop(L, 1);
+  lua_remove(L, -2);
 }

@@ -181,6 +181,7 @@ int kg_isfile(const char *path) {
 /* Pushes a shallow copy of table t. */
 void kg_copy(lua_State *L, int t) {
   t = lua_absindex(L, t);
+  luaL_checkstack(L, 4, NULL);
   lua_newtable(L);
   lua_pushnil(L);
   while (lua_next(L, t)) {
