@@ -2,6 +2,24 @@
  * check what it returns, enumerate its points and make one record per
  * variant kept.
  *
+ * space.lua returns a table with exactly these fields:
+ *   op        string, the folder's name
+ *   template  file name under the op folder ("rmsnorm.cu.tpl")
+ *   axes      name -> non-empty array of numbers or strings (no blanks);
+ *             names are Lua names, not starting with "__", and upper-cased
+ *             they must not clash with each other or VARIANT, OP, P, _G,
+ *             _ENV
+ *   valid     optional function(p) -> keep? (a second result is ignored)
+ *   name      "x_${dtype}_t${threads}" (the axes are the variables, then
+ *             space.lua's globals) or function(p) -> string; the result
+ *             must match ^[A-Za-z0-9_]+$ and be unique across all ops
+ *   meta      function(p) -> {n_min=, n_max=, align=, rank=, dtype=}:
+ *             integers 0 <= n_min <= n_max, 1 <= align < 2^31, rank an
+ *             int32 (default 0); dtype (default p.dtype) one of bf16, f16,
+ *             f32, e4m3; no other fields
+ * Points: axes sorted by name, the last varying fastest, values in array
+ * order; p is a fresh table {axis = value} for every call.
+ *
  * A space record (a Lua table) holds: op, path (of space.lua), tplpath,
  * axes (axis names, sorted), vals (private copies of the value arrays, in
  * the same order), valid, name, namepat (name is a compiled pattern), meta,
@@ -84,12 +102,14 @@ static void kg_known(lua_State *L, kg_sp *sp, int t, const char *const *list,
                      const char *what) {
   lua_Integer i, n;
   int j;
-  if (kg_keys(L, t)) kg_sperror(L, sp, "%s has keys that are not strings", what);
+  if (kg_keys(L, t))
+    kg_sperror(L, sp, "%s has keys that are not strings", what);
   n = (lua_Integer)lua_rawlen(L, -1);
   for (i = 1; i <= n; i++) {
     const char *k = (lua_rawgeti(L, -1, i), lua_tostring(L, -1));
     for (j = 0; list[j] && strcmp(k, list[j]) != 0; j++) {}
-    if (list[j] == NULL) kg_sperror(L, sp, "%s has unknown field '%s'", what, k);
+    if (list[j] == NULL)
+      kg_sperror(L, sp, "%s has unknown field '%s'", what, k);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);

@@ -10,7 +10,9 @@
  *   is Lua: everything after the "@" is Lua code, copied as is.
  *       @ for s = 0, STAGES - 1 do
  *       @ end
- *   Lua lines print nothing; code spanning several "@" lines is fine.
+ *   Lua lines print nothing; code spanning several "@" lines is fine.  The
+ *   whole template is one Lua function, so locals from "@" lines are seen
+ *   by later lines (Lua's limit of 200 locals per function applies).
  *
  * - Text lines.  Every other line is text: it is printed, followed by "\n".
  *   Inside it, "${expr}" prints the value of the Lua expression expr.  The
@@ -19,24 +21,27 @@
  *   are not allowed inside ${}.  "$${" prints a literal "${"; any other "$"
  *   is printed as is.  A text line cannot start with "@": write ${"@"}.
  *
- * - Values.  Integers and floats with an integral value print as integers
- *   (%lld: 3, 3.0 -> "3"); other floats as %.17g (0.1 -> "0.10000000000000001");
- *   strings as they are; booleans as "true"/"false".  Anything else is an
- *   error: "<template>:<line>: ${expr} is nil" (or "... is a table, ...").
+ * - Values.  Integers, and floats with an integral value that fits in 64
+ *   bits, print as integers (%lld: 3 and 3.0 -> "3"); other floats as %.17g
+ *   (0.1 -> "0.10000000000000001"); strings as they are; booleans as "true"
+ *   or "false".  Anything else is an error: "<template>:<line>: ${expr} is
+ *   nil" (or "... is a table, not a number, string or boolean").
  *
  * - Globals.  Every axis of the variant's point, upper-cased (tile_m ->
  *   TILE_M); VARIANT (the variant name); OP (the op name); P (a table with
  *   the point, axis names as they are).  Plus the sandbox: assert error
  *   ipairs next pairs pcall xpcall rawequal rawget rawlen rawset select
- *   setmetatable getmetatable tonumber tostring type _VERSION _G, print (to
- *   stderr), load (text chunks only, sandbox globals by default), require
- *   (require "lib.x" runs <templates>/lib/x.lua, once per template run), and
- *   copies of string (without dump), table, math, utf8.  Each template run
- *   gets fresh globals, so a variant's output depends only on its point.
- *   pairs visits keys in a fixed order (numbers ascending, then strings in
- *   byte order, then the rest), because Lua's own order for string keys
- *   changes from run to run; next keeps that raw order, so avoid it when
- *   the order reaches the output.  setmetatable refuses __gc.
+ *   setmetatable getmetatable tonumber tostring type _VERSION _G; print (to
+ *   stderr); load (text chunks only, sandbox globals unless given an env);
+ *   require (require "lib.x" runs <templates>/lib/x.lua in its own sandbox,
+ *   once per template run; names must match ^[%w_]+(%.[%w_]+)*$); copies of
+ *   string (no dump), table, math (no random, randomseed), utf8.  No os, io,
+ *   debug, package, coroutine, dofile, loadfile, collectgarbage.  Every
+ *   template run gets fresh globals: a variant's output depends only on its
+ *   point.  pairs visits keys in a fixed order (numbers ascending, then
+ *   strings in byte order, then the rest), since Lua's own order of string
+ *   keys changes from run to run; next keeps that raw order.  setmetatable
+ *   refuses __gc.
  *
  * - Line numbers.  Template line i becomes Lua line i, so errors name the
  *   template line: "templates/op/x.cu.tpl:12: message".  The output gets a
@@ -324,15 +329,13 @@ static void kg_tpl_chunk(lua_State *L, int sp) {
   s = lua_tolstring(L, -1, &len);
   kg_tpl_compile(L, s, len, path);
   s = lua_tolstring(L, -1, &len);
-  lua_pushfstring(L, "@%s", path);
-  if (luaL_loadbufferx(L, s, len, lua_tostring(L, -1), "t") != LUA_OK)
-    lua_error(L);
+  kg_sb_load(L, s, len, path);
   lua_pushnil(L);  /* the chunk declares its own _ENV */
   lua_setupvalue(L, -2, 1);
   lua_pushvalue(L, -1);
   lua_setfield(L, sp, "chunk");
-  lua_replace(L, -5);
-  lua_pop(L, 3);
+  lua_replace(L, -4);
+  lua_pop(L, 2);
   kg_pushcstr(L, path);
   lua_setfield(L, sp, "lineq");
 }
