@@ -344,6 +344,7 @@ START_TEST(test_interp_golden) {
   ck_assert_ptr_nonnull(strstr(cu, "line1\nline2\n#line 18 "));
   ck_assert_ptr_nonnull(strstr(cu, "lib=42\n"));
   ck_assert_ptr_nonnull(strstr(cu, "  (x) * 2 + \\\n  0\n#line 27 "));
+  ck_assert_ptr_nonnull(strstr(cu, "pairs: 1=y 2.5=z 3=x a=2 b=1 c=3\n"));
   ck_assert_ptr_nonnull(strstr(cu, "without a newline 3\n"));
   free(cu);
   run_free(r);
@@ -371,6 +372,7 @@ START_TEST(test_sandbox) {
   ck_assert_ptr_nonnull(strstr(cu, "module 'os' not found"));
   ck_assert_ptr_nonnull(strstr(cu, "module name '../x' not allowed"));
   ck_assert_ptr_nonnull(strstr(cu, "attempt to load a binary chunk"));
+  ck_assert_ptr_nonnull(strstr(cu, "random: nil nil floor=2\n"));
   ck_assert_ptr_nonnull(strstr(cu, "string.leak=nil LEAK=nil _G.LEAK=nil"));
   free(cu);
   run_free(r);
@@ -606,6 +608,36 @@ START_TEST(test_errors) {
 }
 END_TEST
 
+/* Lua cuts chunk names past LUA_IDSIZE to "...tail"; messages must still
+ * start with the whole path. */
+START_TEST(test_long_paths) {
+  char *d = tmpdir(), *space = slurp(FIX "err_runtime/bad/space.lua");
+  char *tpl = slurp(FIX "err_runtime/bad/x.cu.tpl"), want[1024];
+  PATH(top, d, "a_directory_name_long_enough_to_pass_lua_idsize");
+  PATH(root, top, "templates");
+  PATH(op, root, "bad");
+  run r;
+  ck_assert_int_eq(mkdir(top, 0777), 0);
+  ck_assert_int_eq(mkdir(root, 0777), 0);
+  ck_assert_int_eq(mkdir(op, 0777), 0);
+  spit(cat(op, "space.lua"), space);
+  spit(cat(op, "x.cu.tpl"), tpl);
+  r = gen(root, cat(d, "out"));
+  ck_assert_int_eq(r.rc, 1);
+  snprintf(want, sizeof want, "%s/x.cu.tpl:5: attempt to perform", op);
+  ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0, "%s", r.err);
+  run_free(r);
+  spit(cat(op, "x.cu.tpl"), "ok\n@ local x = = 1\n");
+  r = gen(root, cat(d, "out"));
+  snprintf(want, sizeof want, "%s/x.cu.tpl:2: unexpected symbol", op);
+  ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0, "%s", r.err);
+  run_free(r);
+  free(space);
+  free(tpl);
+  rm_rf(d);
+}
+END_TEST
+
 static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -714,6 +746,7 @@ static Suite *gen_suite(void) {
   tcase_add_test(tc, test_insn_limit_api);
   tcase_add_test(tc, test_default_insn_limit_bounded);
   tcase_add_test(tc, test_mem_limit_api);
+  tcase_add_test(tc, test_long_paths);
   suite_add_tcase(s, tc);
   return s;
 }
