@@ -1,6 +1,7 @@
 # kite: `make` = dependency check + gen + build; `make test`; `make bench`.
 # Generated kernels live in out/ (committed); everything built goes to build/.
 
+.DEFAULT_GOAL := all
 KITE_DIR := .
 KITE_BUILD := build
 include runtime/kite.mk

@@ -43,7 +43,9 @@ $(KITE_BUILD)/obj/kite_table.o: $(KITE_DIR)/out/kite_table.c $(KITE_HDR)
 
 $(KITE_LIB_A): $(KITE_KERNEL_OBJ) $(KITE_RUNTIME_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	@echo "AR $@"
+	@ar rcs $@ $^
 
 $(KITE_LIB_SO): $(KITE_KERNEL_OBJ) $(KITE_RUNTIME_OBJ)
-	$(KITE_NVCC) $(KITE_ARCH) -shared -cudart shared -o $@ $^
+	@echo "LD $@"
+	@$(KITE_NVCC) $(KITE_ARCH) -shared -cudart shared -o $@ $^
