@@ -326,6 +326,7 @@ def main():
                    "variant": kite.explain(op, args.dtype, M, N), "check": "ok"}
 
             # correctness first
+            out = None
             try:
                 out = kite_fn()
                 torch.cuda.synchronize()
@@ -378,7 +379,7 @@ def main():
                    res["eager_us"], res["eager_tbps"], res["check"], res["variant"]))
             rows.append(res)
 
-            del x, w, t, y, loss, impls, kite_fn, torch_args
+            del x, w, t, y, loss, out, impls, kite_fn, torch_args
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
 
