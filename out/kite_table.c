@@ -49,9 +49,9 @@ cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0(const void *args, cudaStream
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_loop_t1024_r1_n4_v16_c3(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_loop_t1024_r1_n4_v16_c3(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_loop_t1024_r1_n4_v16_c3(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_loop_t1024_r1_n2_v16_c6(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_loop_t1024_r1_n2_v16_c6(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_loop_t1024_r1_n2_v16_c6(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
@@ -132,9 +132,9 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0", "rmsnorm", KITE_F32, 1, 4096, 16, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0", "rmsnorm", KITE_F32, 1, 8192, 16, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0},
   {"rmsnorm_f32_reg_t1024_r1_n4_v16_c0", "rmsnorm", KITE_F32, 1, 16384, 16, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n4_v16_c0},
-  {"rmsnorm_bf16_loop_t1024_r1_n4_v16_c3", "rmsnorm", KITE_BF16, 1, 2147483647, 16, 1, kite_v_rmsnorm_bf16_loop_t1024_r1_n4_v16_c3},
-  {"rmsnorm_f16_loop_t1024_r1_n4_v16_c3", "rmsnorm", KITE_F16, 1, 2147483647, 16, 1, kite_v_rmsnorm_f16_loop_t1024_r1_n4_v16_c3},
-  {"rmsnorm_f32_loop_t1024_r1_n4_v16_c3", "rmsnorm", KITE_F32, 1, 2147483647, 16, 1, kite_v_rmsnorm_f32_loop_t1024_r1_n4_v16_c3},
+  {"rmsnorm_bf16_loop_t1024_r1_n2_v16_c6", "rmsnorm", KITE_BF16, 1, 2147483647, 16, 1, kite_v_rmsnorm_bf16_loop_t1024_r1_n2_v16_c6},
+  {"rmsnorm_f16_loop_t1024_r1_n2_v16_c6", "rmsnorm", KITE_F16, 1, 2147483647, 16, 1, kite_v_rmsnorm_f16_loop_t1024_r1_n2_v16_c6},
+  {"rmsnorm_f32_loop_t1024_r1_n2_v16_c6", "rmsnorm", KITE_F32, 1, 2147483647, 16, 1, kite_v_rmsnorm_f32_loop_t1024_r1_n2_v16_c6},
   {"rmsnorm_bf16_loop_t256_r1_n4_e1_c0", "rmsnorm", KITE_BF16, 1, 2147483647, 2, 2, kite_v_rmsnorm_bf16_loop_t256_r1_n4_e1_c0},
   {"rmsnorm_f16_loop_t256_r1_n4_e1_c0", "rmsnorm", KITE_F16, 1, 2147483647, 2, 2, kite_v_rmsnorm_f16_loop_t256_r1_n4_e1_c0},
   {"rmsnorm_f32_loop_t256_r1_n4_e1_c0", "rmsnorm", KITE_F32, 1, 2147483647, 4, 2, kite_v_rmsnorm_f32_loop_t256_r1_n4_e1_c0},

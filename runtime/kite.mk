@@ -17,7 +17,7 @@ KITE_CUDA := $(patsubst %/bin/nvcc,%,$(KITE_NVCC))
 KITE_ARCH := -gencode=arch=compute_90a,code=sm_90a
 KITE_NVCCFLAGS := -O3 -std=c++17 $(KITE_ARCH) -Xcompiler -fPIC -I$(KITE_DIR)/runtime -Xptxas -v
 KITE_CFLAGS := -O2 -std=c11 -Wall -Wextra -fPIC -I$(KITE_DIR)/runtime -I$(KITE_CUDA)/include
-KITE_LDLIBS := -L$(KITE_CUDA)/lib64 -Wl,-rpath,$(KITE_CUDA)/lib64 -lcudart -lm -lpthread
+KITE_LDLIBS := -L$(KITE_CUDA)/lib64 -Wl,-rpath,$(KITE_CUDA)/lib64 -lcudart -lstdc++ -lm -lpthread
 
 KITE_KERNEL_SRC := $(sort $(wildcard $(KITE_DIR)/out/*/*.cu))
 KITE_KERNEL_OBJ := $(patsubst $(KITE_DIR)/out/%.cu,$(KITE_BUILD)/obj/%.o,$(KITE_KERNEL_SRC))
@@ -48,4 +48,4 @@ $(KITE_LIB_A): $(KITE_KERNEL_OBJ) $(KITE_RUNTIME_OBJ)
 
 $(KITE_LIB_SO): $(KITE_KERNEL_OBJ) $(KITE_RUNTIME_OBJ)
 	@echo "LD $@"
-	@$(KITE_NVCC) $(KITE_ARCH) -shared -cudart shared -o $@ $^
+	@$(KITE_NVCC) $(KITE_ARCH) -shared -cudart shared -Xlinker -rpath,$(KITE_CUDA)/lib64 -o $@ $^

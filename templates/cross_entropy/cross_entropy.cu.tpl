@@ -1,6 +1,6 @@
 @ local rowops = require "lib.rowops"
 // cross-entropy forward: loss = logsumexp(x) - x[target], the row read once (online max and sum).
-${rowops.prelude(P)}
+${rowops.prelude(OP, P)}
 
 namespace {
 

@@ -25,11 +25,12 @@ function M.axes()
     rows = { 1, 2, 4, 8 },
     nv = { 1, 2, 4 },
     access = { "v16", "e1" },
-    cache = { 0, 3 },
+    cache = { 0, 3, 6 },
   }
 end
 
 M.SMEM_LIMIT = 227 * 1024
+M.CACHE_BYTES = 192 * 1024   -- the row cache of a streaming variant
 
 -- Elements per access for a point.
 function M.vec(p)
@@ -51,9 +52,19 @@ function M.smem(p)
   return p.cache * p.threads * p.nv * 16
 end
 
-function M.valid(p, two_pass)
+-- What each row op needs of the space: two_pass when it writes an output row
+-- (reading x a second time), operands = rows a thread holds at once in the
+-- output pass (x, and w for rmsnorm).
+M.OPS = {
+  rmsnorm = { two_pass = true, operands = 2 },
+  softmax = { two_pass = true, operands = 1 },
+  cross_entropy = { two_pass = false, operands = 1 },
+}
+
+function M.valid(p, opts)
   if M.smem(p) > M.SMEM_LIMIT then return false, "shared memory" end
-  if p.cache > 0 and not (two_pass and p.mode == "loop" and p.access == "v16") then
+  local streaming = p.mode == "loop" and p.access == "v16"
+  if p.cache > 0 and not (opts.two_pass and streaming) then
     return false, "cache only serves a second pass"
   end
   if p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then
@@ -62,9 +73,12 @@ function M.valid(p, two_pass)
   if p.mode == "reg" then
     return p.access == "v16" and ladder_ok(p)
   end
-  -- one streaming variant per access kind, caching when there is a second pass
+  -- one streaming variant per access kind, with a full cache when there is a
+  -- second pass; two operands halve the accesses a thread keeps in flight
   if p.access == "v16" then
-    return p.threads == 1024 and p.nv == 4 and (p.cache > 0) == (two_pass == true)
+    local nv = 4 // opts.operands
+    local cache = opts.two_pass and M.CACHE_BYTES // M.smem({ cache = 1, threads = p.threads, nv = nv }) or 0
+    return p.threads == 1024 and p.nv == nv and p.cache == cache
   end
   return p.threads == 256 and p.nv == 4
 end
@@ -89,18 +103,20 @@ function M.name(op)
   return op .. "_${dtype}_${mode}_t${threads}_r${rows}_n${nv}_${access}_c${cache}"
 end
 
--- A whole space.lua for a row op; two_pass when it writes an output row.
-function M.space(op, two_pass)
+-- A whole space.lua for a row op.
+function M.space(op)
+  local opts = M.OPS[op]
   return {
     op = op, template = op .. ".cu.tpl",
     axes = M.axes(), name = M.name(op), meta = M.meta,
-    valid = function(p) return M.valid(p, two_pass) end,
+    valid = function(p) return M.valid(p, opts) end,
   }
 end
 
 -- The CUDA prelude: includes, the variant's constants, and the device
 -- helpers every row op uses.  p is the point (P in a template).
-function M.prelude(p)
+function M.prelude(op, p)
+  local opts = M.OPS[op]
   local d = dtypes[p.dtype]
   local vec = M.vec(p)
   local out = {}
@@ -118,11 +134,12 @@ constexpr bool kResident = %s;        // whole row held in registers
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
-// Threads holding at most 32 bytes of the row run 2048 to an SM (32 registers),
-// the rest 1024 (64 registers): enough bytes in flight either way.
-constexpr int kMinCtas = (kNv * kVec * (int)sizeof(elem_t) <= 32 ? 2048 : 1024) / kCtaThreads;
+constexpr int kOperands = %d;           // rows a thread holds at once in the output pass
+// Threads holding at most 32 bytes run 1536 to an SM (40 registers), the rest
+// 1024 (64 registers): enough bytes in flight either way, and no spills.
+constexpr int kMinCtas = (kOperands * kNv * kVec * (int)sizeof(elem_t) <= 32 ? 1536 : 1024) / kCtaThreads;
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
-]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode == "reg"), p.cache))
+]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode == "reg"), opts.operands or 1, p.cache))
   add(d.convert())
   add(M.DEVICE)
   add("}  // namespace\n")

@@ -1,6 +1,6 @@
 @ local rowops = require "lib.rowops"
 // rmsnorm forward: y = x * rsqrt(mean(x^2) + eps) * w, one row per kThreads threads.
-${rowops.prelude(P)}
+${rowops.prelude(OP, P)}
 
 namespace {
 

@@ -1,2 +1,2 @@
 -- The rmsnorm parameter space: the row-op axes of lib/rowops.lua.
-return require("lib.rowops").space("rmsnorm", true)
+return require("lib.rowops").space("rmsnorm")

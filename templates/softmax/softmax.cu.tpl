@@ -1,6 +1,6 @@
 @ local rowops = require "lib.rowops"
 // softmax forward: y = exp(x - max) / sum(exp(x - max)), max and sum found in one online pass.
-${rowops.prelude(P)}
+${rowops.prelude(OP, P)}
 
 namespace {
 

@@ -1,2 +1,2 @@
 -- The softmax parameter space: the row-op axes of lib/rowops.lua.
-return require("lib.rowops").space("softmax", true)
+return require("lib.rowops").space("softmax")
