@@ -83,6 +83,7 @@ typedef struct kite_variant_info {
   kite_dtype dtype;
   int64_t n_min, n_max;  /* row length (N) range */
   int32_t align;         /* bytes every pointer and row stride must be a multiple of */
+  int32_t rank;          /* dispatch preference among variants that fit; lower first */
 } kite_variant_info;
 
 /* Number of variants in the generated table. */

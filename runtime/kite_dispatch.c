@@ -103,6 +103,7 @@ kite_status kite_variant_get(int32_t i, kite_variant_info *info)
   info->n_min = v->n_min;
   info->n_max = v->n_max;
   info->align = v->align;
+  info->rank = v->rank;
   return KITE_OK;
 }
 

@@ -441,6 +441,7 @@ START_TEST(variant_matches_reference)
   int ns = 0;
   for (size_t k = 0; k < sizeof base_sizes / sizeof base_sizes[0]; k++)
     if (base_sizes[k] >= info.n_min && base_sizes[k] <= info.n_max) sizes[ns++] = base_sizes[k];
+  if (ns == 0) sizes[ns++] = info.n_min;   /* a range above all of them */
   if (info.n_max <= 262144) {
     if (info.n_max - 1 >= info.n_min && info.n_max - 1 > sizes[ns - 1]) sizes[ns++] = info.n_max - 1;
     if (info.n_max > sizes[ns - 1]) sizes[ns++] = info.n_max;
