@@ -373,6 +373,7 @@ START_TEST(variant_table_rows_are_sane)
     ck_assert_int_eq(info.n_min, v->n_min);
     ck_assert_int_eq(info.n_max, v->n_max);
     ck_assert_int_eq(info.align, v->align);
+    ck_assert_int_eq(info.rank, v->rank);
     ck_assert_msg(v->launch != NULL, "%s has no launcher", v->name);
     size_t ol = strlen(v->op);
     ck_assert_msg(ol > 0 && strncmp(v->name, v->op, ol) == 0 && v->name[ol] == '_',
