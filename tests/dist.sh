@@ -45,7 +45,7 @@ build_consumer() {
 vendor() {
   mkdir -p "$tmp/app/kite"
   cp -r out runtime "$tmp/app/kite/"
-  build_consumer "$(sed -n 2p out/manifest.tsv | cut -f1)"
+  build_consumer "$(awk -F'\t' '$2 == "softmax" { print $1; exit }' out/manifest.tsv)"
 }
 
 extend() {
