@@ -15,7 +15,9 @@ local M = {}
 -- global memory (L2 holds much of it).
 M.THREAD_COUNTS = { 32, 64, 128, 256, 512, 1024 }
 M.CTA_THREADS = 256   -- smallest CTA: keeps enough warps per SM for small rows
-M.INT32_MAX = 2147483647
+-- Longest row: element indices (int in the kernels) stay clear of overflow
+-- even one chunk past the end.
+M.N_MAX = 1 << 30
 
 function M.axes()
   return {
@@ -94,9 +96,9 @@ function M.meta(p)
     return { n_min = 1, n_max = M.chunk(p), align = 16, rank = 0 }
   end
   if p.access == "v16" then
-    return { n_min = 1, n_max = M.INT32_MAX, align = 16, rank = 1 }
+    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 1 }
   end
-  return { n_min = 1, n_max = M.INT32_MAX, align = size, rank = 2 }
+  return { n_min = 1, n_max = M.N_MAX, align = size, rank = 2 }
 end
 
 function M.name(op)
