@@ -30,6 +30,10 @@ enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_COUNT };
 static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy" };
 static const kite_dtype row_dtypes[3] = { KITE_BF16, KITE_F16, KITE_F32 };
 
+/* The longest row the row ops take (README: any N from 1 to 2^30); longer
+   ones up to 2^31-1 give KITE_ERR_NO_KERNEL, 2^31 and up KITE_ERR_UNSUPPORTED. */
+#define ROW_N_MAX ((int64_t)1 << 30)
+
 static char *cpy(const void *p, int64_t bytes) { return (char *)p + bytes; }
 
 /* A valid problem for op: 4 rows of 1000, strides 1024, every optional output given. */
@@ -81,17 +85,17 @@ static int has_tag(const char *name, const char *tag)
   return 0;
 }
 
-/* The op's element-wise streaming variant of dtype: any N up to 2^31-1, any
+/* The op's element-wise streaming variant of dtype: any N up to ROW_N_MAX, any
    element-aligned layout.  The committed space has one per op and dtype. */
 static const struct kite_variant *any_layout_variant(const char *op, kite_dtype dt)
 {
   for (int32_t i = 0; i < kite_variants_len; i++) {
     const struct kite_variant *v = &kite_variants[i];
-    if (strcmp(v->op, op) == 0 && v->dtype == dt && v->n_min == 1 && v->n_max == INT32_MAX &&
+    if (strcmp(v->op, op) == 0 && v->dtype == dt && v->n_min == 1 && v->n_max >= ROW_N_MAX &&
         v->align == kt_dtype_size(dt))
       return v;
   }
-  ck_abort_msg("no element-aligned variant for %s %s up to N=2^31-1", op, kt_dtype_name(dt));
+  ck_abort_msg("no element-aligned variant for %s %s up to N=2^30", op, kt_dtype_name(dt));
   return NULL;
 }
 
@@ -303,10 +307,10 @@ START_TEST(row_op_valid_arguments_reach_the_device_check)
     case 5: /* y's last element right before x */
       if (op != OP_CE) { a.y = cpy(a.x, -((a.M - 1) * a.ldy + a.N) * es); desc = "y just before x"; }
       break;
-    case 6: /* the longest row; y placed after x's 2^31-1 elements */
-      a.M = 1; a.N = INT32_MAX; a.ldx = a.N;
+    case 6: /* the longest row; y placed after x's 2^30 elements */
+      a.M = 1; a.N = ROW_N_MAX; a.ldx = a.N;
       if (a.y) { a.ldy = a.N; a.y = cpy(a.x, a.N * es); }
-      desc = "N = 2^31-1";
+      desc = "N = 2^30";
       break;
     case 7: a.ldx = a.N; a.ldy = a.y ? a.N + 1 : 0; desc = "ldx == N, odd ldy"; break;
     case 8: if (op == OP_RMSNORM) { a.eps = 0.f; desc = "eps = 0"; } break;
@@ -315,6 +319,16 @@ START_TEST(row_op_valid_arguments_reach_the_device_check)
     expect_valid_no_gpu(call_entry(op, dt, &a), what);
     snprintf(what, sizeof what, "%s %s %s via %s", op_names[op], kt_dtype_name(dt), desc, v->name);
     expect_valid_no_gpu(kite_run_variant(v->name, &a, 0), what);
+  }
+  /* longer rows: no variant (NO_KERNEL), or outside the variant's range */
+  static const int64_t longer[] = { ROW_N_MAX + 1, INT32_MAX };
+  for (int k = 0; k < 2; k++) {
+    kite_row_args a = valid_args(op);
+    a.M = 1;
+    a.N = a.ldx = longer[k];
+    if (a.y) { a.ldy = a.N; a.y = cpy(a.x, a.N * es); }
+    KT_KITE_EXPECT(call_entry(op, dt, &a), KITE_ERR_NO_KERNEL);
+    KT_KITE_EXPECT(kite_run_variant(v->name, &a, 0), KITE_ERR_UNSUPPORTED);
   }
   ck_assert_msg(kite__launch_count() == before, "a call without a GPU counted a launch");
 }
@@ -425,8 +439,8 @@ START_TEST(variant_get_bounds)
 }
 END_TEST
 
-/* Every N from 1 to 2^31-1 has a variant, for any element-aligned layout and
-   for 16-byte-aligned ones. */
+/* Every N from 1 to ROW_N_MAX has a variant, for any element-aligned layout
+   and for 16-byte-aligned ones. */
 START_TEST(variant_ranges_cover_every_n)
 {
   for (int op = 0; op < OP_COUNT; op++)
@@ -434,9 +448,9 @@ START_TEST(variant_ranges_cover_every_n)
       const kite_dtype dt = row_dtypes[d];
       const int32_t aligns[2] = { (int32_t)kt_dtype_size(dt), 16 };
       for (int k = 0; k < 2; k++) {
-        /* walk [1, 2^31-1], each step jumping past the farthest-reaching fit */
+        /* walk [1, ROW_N_MAX], each step jumping past the farthest-reaching fit */
         int64_t n = 1;
-        while (n <= INT32_MAX) {
+        while (n <= ROW_N_MAX) {
           int64_t reach = 0;
           for (int32_t i = 0; i < kite_variants_len; i++) {
             const struct kite_variant *v = &kite_variants[i];
@@ -515,7 +529,8 @@ static const struct kite_variant *named_in(const char *text, const char *op, kit
 static int dispatch_sizes(const char *op, kite_dtype dt, int64_t *ns, int cap)
 {
   static const int64_t fixed[] = { 1, 2, 7, 256, 257, 1000, 1024, 1025, 4096, 16384, 32768, 32769,
-                                   65537, 100000, 262144, 1 << 24, INT32_MAX - 1, INT32_MAX };
+                                   65537, 100000, 262144, 1 << 24, ROW_N_MAX - 1, ROW_N_MAX,
+                                   ROW_N_MAX + 1, INT32_MAX };
   int k = 0;
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) ns[k++] = fixed[i];
   for (int32_t i = 0; i < kite_variants_len && k + 2 <= cap; i++) {
@@ -541,8 +556,13 @@ START_TEST(dispatch_picks_lowest_rank_then_tightest_range)
     const int64_t n = ns[k];
     int ties;
     const struct kite_variant *want = expected_pick(op_names[op], dt, n, 16, &ties);
-    ck_assert_msg(want != NULL, "%s %s N=%lld: no fitting variant at all", op_names[op], kt_dtype_name(dt),
-                  (long long)n);
+    ck_assert_msg(want != NULL || n > ROW_N_MAX, "%s %s N=%lld: no fitting variant at all", op_names[op],
+                  kt_dtype_name(dt), (long long)n);
+    if (!want) {
+      KT_KITE_EXPECT(kite_explain(op_names[op], dt, 7, n, 0, buf, sizeof buf), KITE_ERR_NO_KERNEL);
+      ck_assert_ptr_null(kite__pick(op_names[op], dt, n, 16));
+      continue;
+    }
     KT_KITE_OK(kite_explain(op_names[op], dt, 7, n, 0, buf, sizeof buf));
     const struct kite_variant *got = named_in(buf, op_names[op], dt);
     ck_assert_msg(got != NULL, "explain for %s %s N=%lld names no variant: \"%s\"", op_names[op],
@@ -607,11 +627,11 @@ START_TEST(dispatch_facts_of_the_committed_space)
       const struct kite_variant *big = explained(o, dt, 100000);
       ck_assert_msg(has_tag(big->name, "loop") && has_tag(big->name, "v16"), "%s %s N=100000: %s", o,
                     kt_dtype_name(dt), big->name);
-      const struct kite_variant *top = explained(o, dt, INT32_MAX);
-      ck_assert_msg(has_tag(top->name, "loop") && has_tag(top->name, "v16"), "%s %s N=2^31-1: %s", o,
+      const struct kite_variant *top = explained(o, dt, ROW_N_MAX);
+      ck_assert_msg(has_tag(top->name, "loop") && has_tag(top->name, "v16"), "%s %s N=2^30: %s", o,
                     kt_dtype_name(dt), top->name);
       /* element-aligned data gets the element-wise variant, at every size */
-      static const int64_t ns[] = { 1, 7, 1000, 1024, 100000, INT32_MAX };
+      static const int64_t ns[] = { 1, 7, 1000, 1024, 100000, ROW_N_MAX };
       for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         const struct kite_variant *v = kite__pick(o, dt, ns[k], es);
         ck_assert_msg(v != NULL && has_tag(v->name, "e1"), "%s %s N=%lld, %d-byte aligned: %s", o,
@@ -713,9 +733,11 @@ START_TEST(run_variant_range_and_alignment)
     expect_valid_no_gpu(kite_run_variant(v->name, &a, 0), what);
     if (v->n_max < INT32_MAX) {
       kite_row_args b = a;
+      b.M = 1;
       b.N = v->n_max + 1;
       b.ldx = b.ldy = (b.N + 15) / 16 * 16;
-      if (!b.y) b.ldy = 0;
+      if (b.y) b.y = cpy(b.x, b.ldx * es);   /* clear of x however long the row */
+      else b.ldy = 0;
       KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
       b.x = NULL;  /* invalid and out of range: the invalid argument is reported */
       KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_INVALID_ARG);
@@ -783,6 +805,7 @@ START_TEST(explain_arguments)
   KT_KITE_EXPECT(kite_explain("rmsnorm", KITE_E4M3, 4, 1024, 0, buf, sizeof buf), KITE_ERR_UNSUPPORTED);
   KT_KITE_EXPECT(kite_explain("no_such_op", KITE_BF16, 4, 1024, 0, buf, sizeof buf), KITE_ERR_NO_KERNEL);
   KT_KITE_EXPECT(kite_explain("gemm", KITE_BF16, 128, 128, 128, buf, sizeof buf), KITE_ERR_NO_KERNEL);
+  KT_KITE_EXPECT(kite_explain("softmax", KITE_BF16, 4, ROW_N_MAX + 1, 0, buf, sizeof buf), KITE_ERR_NO_KERNEL);
   kite_status s = kite_explain("softmax", KITE_BF16, 4, (int64_t)INT32_MAX + 1, 0, buf, sizeof buf);
   ck_assert_msg(s == KITE_ERR_NO_KERNEL || s == KITE_ERR_UNSUPPORTED, "explain N=2^31: %s", kite_status_str(s));
 
