@@ -701,7 +701,7 @@ END_TEST
 static void setup(void) {}
 static void teardown(void) { kt_free_all(); }
 
-/* ---- N = 2^31 - 1 -------------------------------------------------------------------- */
+/* ---- the longest rows ------------------------------------------------------------------ */
 
 /* Fills bytes of device memory with a repeated pattern (whose size divides 4096). */
 static void dev_fill(unsigned char *d, size_t bytes, const void *pat, size_t patbytes)
