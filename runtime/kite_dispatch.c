@@ -117,6 +117,11 @@ kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N,
     return kite__fail(KITE_ERR_NO_KERNEL, "no gemm variants are generated yet");
   kite_status s = kite__check_row_dtype(dtype);
   if (s != KITE_OK) return s;
+  if (M == 0 || N == 0) {
+    snprintf(buf, len, "%s %s M=%lld N=%lld: nothing to do (empty problem), no launch", op,
+             kite__dtype_name(dtype), (long long)M, (long long)N);
+    return KITE_OK;
+  }
   const struct kite_variant *v = kite__pick(op, dtype, N, KITE_MAX_ALIGN);
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "no %s variant for %s N=%lld", op,

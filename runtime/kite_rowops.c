@@ -40,11 +40,14 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
   if ((op->uses & KITE_ROW_W) && !a->w) return kite__fail(KITE_ERR_INVALID_ARG, "%s: w is NULL", op->name);
   if ((op->uses & KITE_ROW_CE) && (!a->target || !a->loss))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and loss must not be NULL", op->name);
-  if (kite_misaligned(a->x, es) || kite_misaligned(a->y, es) || kite_misaligned(a->w, es))
+  const void *y = (op->uses & KITE_ROW_Y) ? a->y : NULL, *w = (op->uses & KITE_ROW_W) ? a->w : NULL;
+  if (kite_misaligned(a->x, es) || kite_misaligned(y, es) || kite_misaligned(w, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: x, y and w must be aligned to their %d-byte elements",
                       op->name, es);
-  if (kite_misaligned(a->rstd, 4) || kite_misaligned(a->loss, 4) || kite_misaligned(a->lse, 4) ||
-      kite_misaligned(a->target, 8))
+  const int ce = op->uses & KITE_ROW_CE;
+  const void *rstd = (op->uses & KITE_ROW_W) ? a->rstd : NULL;
+  if (kite_misaligned(rstd, 4) || (ce && (kite_misaligned(a->loss, 4) || kite_misaligned(a->lse, 4) ||
+                                         kite_misaligned(a->target, 8))))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd, loss, lse (4 bytes) or target (8 bytes) misaligned",
                       op->name);
   return KITE_OK;
@@ -98,11 +101,14 @@ static kite_status kite_row_check(const struct kite_row_op *op, kite_dtype dtype
   return KITE_OK;
 }
 
-static int32_t kite_row_align(const kite_row_args *a, int es)
+/* Alignment the data offers a variant: the pointers the op uses and, when
+   there is more than one row, the row strides. */
+static int32_t kite_row_align(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
-  const void *ptrs[3] = { a->x, a->y, a->w };
-  const int64_t strides[2] = { a->ldx * es, a->y ? a->ldy * es : 0 };
-  return kite__align_of(ptrs, 3, strides, 2);
+  const int y = (op->uses & KITE_ROW_Y) != 0, w = (op->uses & KITE_ROW_W) != 0;
+  const void *ptrs[3] = { a->x, y ? a->y : NULL, w ? a->w : NULL };
+  const int64_t strides[2] = { a->ldx * es, y ? a->ldy * es : 0 };
+  return kite__align_of(ptrs, 3, strides, a->M > 1 ? 2 : 0);
 }
 
 static kite_status kite_row_run(const char *opname, kite_dtype dtype, const kite_row_args *a,
@@ -112,7 +118,7 @@ static kite_status kite_row_run(const char *opname, kite_dtype dtype, const kite
   int noop;
   kite_status s = kite_row_check(op, dtype, a, &noop);
   if (s != KITE_OK || noop) return s;
-  const struct kite_variant *v = kite__pick(opname, dtype, a->N, kite_row_align(a, kite__dtype_size(dtype)));
+  const struct kite_variant *v = kite__pick(opname, dtype, a->N, kite_row_align(op, a, kite__dtype_size(dtype)));
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "%s: no generated variant for %s N=%lld (was out/ filtered?)",
                       opname, kite__dtype_name(dtype), (long long)a->N);
@@ -124,13 +130,14 @@ kite_status kite_run_variant(const char *name, const kite_row_args *a, cudaStrea
   if (!name || !a) return kite__fail(KITE_ERR_INVALID_ARG, "name and args must not be NULL");
   const struct kite_variant *v = kite__find(name);
   if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "no variant named '%s'", name);
+  const struct kite_row_op *op = kite_row_op_of(v->op);
   int noop;
-  kite_status s = kite_row_check(kite_row_op_of(v->op), v->dtype, a, &noop);
+  kite_status s = kite_row_check(op, v->dtype, a, &noop);
   if (s != KITE_OK || noop) return s;
   if (a->N < v->n_min || a->N > v->n_max)
     return kite__fail(KITE_ERR_UNSUPPORTED, "%s takes N in [%lld, %lld], not %lld", name,
                       (long long)v->n_min, (long long)v->n_max, (long long)a->N);
-  if (kite_row_align(a, kite__dtype_size(v->dtype)) % v->align != 0)
+  if (kite_row_align(op, a, kite__dtype_size(v->dtype)) % v->align != 0)
     return kite__fail(KITE_ERR_UNSUPPORTED, "%s needs %d-byte-aligned pointers and row strides", name,
                       (int)v->align);
   return kite__launch(v, a, stream);

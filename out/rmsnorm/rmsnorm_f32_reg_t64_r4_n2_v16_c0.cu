@@ -163,7 +163,9 @@ __device__ __forceinline__ ms_t ms_add(ms_t a, const float (&f)[K])
   const float m = fmaxf(a.m, mc);
   if (m == -INFINITY) return a;
   const float ms = m * kLog2e;
-  float s = a.m == -INFINITY ? 0.f : a.s * fast_exp2(a.m * kLog2e - ms);
+  // (a.m - m) first: exactly 0 while the max holds, so the running sum is not
+  // rescaled by a rounding residual on every step (an FFMA would do that).
+  float s = a.m == -INFINITY ? 0.f : a.s * fast_exp2((a.m - m) * kLog2e);
 #pragma unroll
   for (int e = 0; e < K; ++e) s += fast_exp2(fmaf(f[e], kLog2e, -ms));
   return { m, s };
