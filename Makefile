@@ -35,11 +35,12 @@ gen: $(KITE_GEN)
 build: $(KITE_LIB_A) $(KITE_LIB_SO)
 
 # ---- tests and benchmarks ---------------------------------------------------
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 TEST_BINS := build/test_runtime build/test_gpu build/test_dist
 
 build/test_%: tests/test_%.c tests/kite_test.h build/libkite.a
-	$(CC) $(CFLAGS) -Itests $< -o $@ build/libkite.a $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests $< -o $@ build/libkite.a $(CHECK_LIBS) $(LDLIBS)
 
 # The test binaries are built only after `all` is done, so that a parallel
 # make never builds the library twice at once.

@@ -8,7 +8,7 @@ cudaError_t kite_v_cross_entropy_bf16_reg_t64_r4_n2_v16_c0(const void *args, cud
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_bf16_loop_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_loop_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t32_r8_n1_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n2_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t128_r2_n2_v16_c0(const void *args, cudaStream_t stream);
@@ -16,7 +16,7 @@ cudaError_t kite_v_cross_entropy_f16_reg_t64_r4_n2_v16_c0(const void *args, cuda
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f16_loop_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_loop_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t32_r8_n1_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n2_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t128_r2_n2_v16_c0(const void *args, cudaStream_t stream);
@@ -24,34 +24,31 @@ cudaError_t kite_v_cross_entropy_f32_reg_t64_r4_n2_v16_c0(const void *args, cuda
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f32_loop_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_loop_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_loop_t1024_r1_n2_v16_c6(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_loop_t1024_r1_n2_v16_c6(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_loop_t1024_r1_n2_v16_c6(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_loop_t512_r1_n2_v16_c6(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_loop_t512_r1_n2_v16_c6(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_loop_t512_r1_n2_v16_c6(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
@@ -76,9 +73,9 @@ cudaError_t kite_v_softmax_f32_reg_t64_r4_n2_v16_c0(const void *args, cudaStream
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t1024_r1_n4_v16_c0(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_loop_t1024_r1_n4_v16_c3(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_loop_t1024_r1_n4_v16_c3(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_loop_t1024_r1_n4_v16_c3(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_loop_t512_r1_n4_v16_c3(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_loop_t512_r1_n4_v16_c3(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_loop_t256_r1_n4_e1_c0(const void *args, cudaStream_t stream);
@@ -91,7 +88,7 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0", "cross_entropy", KITE_BF16, 1, 8192, 16, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0", "cross_entropy", KITE_BF16, 1, 16384, 16, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0},
   {"cross_entropy_bf16_reg_t1024_r1_n4_v16_c0", "cross_entropy", KITE_BF16, 1, 32768, 16, 0, kite_v_cross_entropy_bf16_reg_t1024_r1_n4_v16_c0},
-  {"cross_entropy_bf16_loop_t1024_r1_n4_v16_c0", "cross_entropy", KITE_BF16, 1, 1073741824, 16, 1, kite_v_cross_entropy_bf16_loop_t1024_r1_n4_v16_c0},
+  {"cross_entropy_bf16_loop_t512_r1_n4_v16_c0", "cross_entropy", KITE_BF16, 1, 1073741824, 16, 1, kite_v_cross_entropy_bf16_loop_t512_r1_n4_v16_c0},
   {"cross_entropy_f16_reg_t32_r8_n1_v16_c0", "cross_entropy", KITE_F16, 1, 256, 16, 0, kite_v_cross_entropy_f16_reg_t32_r8_n1_v16_c0},
   {"cross_entropy_f16_reg_t256_r1_n2_v16_c0", "cross_entropy", KITE_F16, 1, 4096, 16, 0, kite_v_cross_entropy_f16_reg_t256_r1_n2_v16_c0},
   {"cross_entropy_f16_reg_t128_r2_n2_v16_c0", "cross_entropy", KITE_F16, 1, 2048, 16, 0, kite_v_cross_entropy_f16_reg_t128_r2_n2_v16_c0},
@@ -99,7 +96,7 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0", "cross_entropy", KITE_F16, 1, 8192, 16, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0", "cross_entropy", KITE_F16, 1, 16384, 16, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0},
   {"cross_entropy_f16_reg_t1024_r1_n4_v16_c0", "cross_entropy", KITE_F16, 1, 32768, 16, 0, kite_v_cross_entropy_f16_reg_t1024_r1_n4_v16_c0},
-  {"cross_entropy_f16_loop_t1024_r1_n4_v16_c0", "cross_entropy", KITE_F16, 1, 1073741824, 16, 1, kite_v_cross_entropy_f16_loop_t1024_r1_n4_v16_c0},
+  {"cross_entropy_f16_loop_t512_r1_n4_v16_c0", "cross_entropy", KITE_F16, 1, 1073741824, 16, 1, kite_v_cross_entropy_f16_loop_t512_r1_n4_v16_c0},
   {"cross_entropy_f32_reg_t32_r8_n1_v16_c0", "cross_entropy", KITE_F32, 1, 128, 16, 0, kite_v_cross_entropy_f32_reg_t32_r8_n1_v16_c0},
   {"cross_entropy_f32_reg_t256_r1_n2_v16_c0", "cross_entropy", KITE_F32, 1, 2048, 16, 0, kite_v_cross_entropy_f32_reg_t256_r1_n2_v16_c0},
   {"cross_entropy_f32_reg_t128_r2_n2_v16_c0", "cross_entropy", KITE_F32, 1, 1024, 16, 0, kite_v_cross_entropy_f32_reg_t128_r2_n2_v16_c0},
@@ -107,34 +104,31 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0", "cross_entropy", KITE_F32, 1, 4096, 16, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0", "cross_entropy", KITE_F32, 1, 8192, 16, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0},
   {"cross_entropy_f32_reg_t1024_r1_n4_v16_c0", "cross_entropy", KITE_F32, 1, 16384, 16, 0, kite_v_cross_entropy_f32_reg_t1024_r1_n4_v16_c0},
-  {"cross_entropy_f32_loop_t1024_r1_n4_v16_c0", "cross_entropy", KITE_F32, 1, 1073741824, 16, 1, kite_v_cross_entropy_f32_loop_t1024_r1_n4_v16_c0},
+  {"cross_entropy_f32_loop_t512_r1_n4_v16_c0", "cross_entropy", KITE_F32, 1, 1073741824, 16, 1, kite_v_cross_entropy_f32_loop_t512_r1_n4_v16_c0},
   {"cross_entropy_bf16_loop_t256_r1_n4_e1_c0", "cross_entropy", KITE_BF16, 1, 1073741824, 2, 2, kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0},
   {"cross_entropy_f16_loop_t256_r1_n4_e1_c0", "cross_entropy", KITE_F16, 1, 1073741824, 2, 2, kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0},
   {"cross_entropy_f32_loop_t256_r1_n4_e1_c0", "cross_entropy", KITE_F32, 1, 1073741824, 4, 2, kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0},
   {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0", "rmsnorm", KITE_BF16, 1, 256, 16, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0},
   {"rmsnorm_bf16_reg_t256_r1_n2_v16_c0", "rmsnorm", KITE_BF16, 1, 4096, 16, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0},
+  {"rmsnorm_bf16_reg_t512_r1_n2_v16_c0", "rmsnorm", KITE_BF16, 1, 8192, 16, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0},
+  {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0", "rmsnorm", KITE_BF16, 1, 16384, 16, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0},
   {"rmsnorm_bf16_reg_t128_r2_n2_v16_c0", "rmsnorm", KITE_BF16, 1, 2048, 16, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0},
   {"rmsnorm_bf16_reg_t64_r4_n2_v16_c0", "rmsnorm", KITE_BF16, 1, 1024, 16, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0},
-  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0", "rmsnorm", KITE_BF16, 1, 8192, 16, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0},
-  {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0", "rmsnorm", KITE_BF16, 1, 16384, 16, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0},
-  {"rmsnorm_bf16_reg_t1024_r1_n4_v16_c0", "rmsnorm", KITE_BF16, 1, 32768, 16, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n4_v16_c0},
   {"rmsnorm_f16_reg_t32_r8_n1_v16_c0", "rmsnorm", KITE_F16, 1, 256, 16, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0},
   {"rmsnorm_f16_reg_t256_r1_n2_v16_c0", "rmsnorm", KITE_F16, 1, 4096, 16, 0, kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0},
+  {"rmsnorm_f16_reg_t512_r1_n2_v16_c0", "rmsnorm", KITE_F16, 1, 8192, 16, 0, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0},
+  {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0", "rmsnorm", KITE_F16, 1, 16384, 16, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0},
   {"rmsnorm_f16_reg_t128_r2_n2_v16_c0", "rmsnorm", KITE_F16, 1, 2048, 16, 0, kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0},
   {"rmsnorm_f16_reg_t64_r4_n2_v16_c0", "rmsnorm", KITE_F16, 1, 1024, 16, 0, kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0},
-  {"rmsnorm_f16_reg_t256_r1_n4_v16_c0", "rmsnorm", KITE_F16, 1, 8192, 16, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0},
-  {"rmsnorm_f16_reg_t512_r1_n4_v16_c0", "rmsnorm", KITE_F16, 1, 16384, 16, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0},
-  {"rmsnorm_f16_reg_t1024_r1_n4_v16_c0", "rmsnorm", KITE_F16, 1, 32768, 16, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n4_v16_c0},
   {"rmsnorm_f32_reg_t32_r8_n1_v16_c0", "rmsnorm", KITE_F32, 1, 128, 16, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0},
   {"rmsnorm_f32_reg_t256_r1_n2_v16_c0", "rmsnorm", KITE_F32, 1, 2048, 16, 0, kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0},
+  {"rmsnorm_f32_reg_t512_r1_n2_v16_c0", "rmsnorm", KITE_F32, 1, 4096, 16, 0, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0},
+  {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0", "rmsnorm", KITE_F32, 1, 8192, 16, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0},
   {"rmsnorm_f32_reg_t128_r2_n2_v16_c0", "rmsnorm", KITE_F32, 1, 1024, 16, 0, kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0},
   {"rmsnorm_f32_reg_t64_r4_n2_v16_c0", "rmsnorm", KITE_F32, 1, 512, 16, 0, kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0},
-  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0", "rmsnorm", KITE_F32, 1, 4096, 16, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0},
-  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0", "rmsnorm", KITE_F32, 1, 8192, 16, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0},
-  {"rmsnorm_f32_reg_t1024_r1_n4_v16_c0", "rmsnorm", KITE_F32, 1, 16384, 16, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n4_v16_c0},
-  {"rmsnorm_bf16_loop_t1024_r1_n2_v16_c6", "rmsnorm", KITE_BF16, 1, 1073741824, 16, 1, kite_v_rmsnorm_bf16_loop_t1024_r1_n2_v16_c6},
-  {"rmsnorm_f16_loop_t1024_r1_n2_v16_c6", "rmsnorm", KITE_F16, 1, 1073741824, 16, 1, kite_v_rmsnorm_f16_loop_t1024_r1_n2_v16_c6},
-  {"rmsnorm_f32_loop_t1024_r1_n2_v16_c6", "rmsnorm", KITE_F32, 1, 1073741824, 16, 1, kite_v_rmsnorm_f32_loop_t1024_r1_n2_v16_c6},
+  {"rmsnorm_bf16_loop_t512_r1_n2_v16_c6", "rmsnorm", KITE_BF16, 1, 1073741824, 16, 1, kite_v_rmsnorm_bf16_loop_t512_r1_n2_v16_c6},
+  {"rmsnorm_f16_loop_t512_r1_n2_v16_c6", "rmsnorm", KITE_F16, 1, 1073741824, 16, 1, kite_v_rmsnorm_f16_loop_t512_r1_n2_v16_c6},
+  {"rmsnorm_f32_loop_t512_r1_n2_v16_c6", "rmsnorm", KITE_F32, 1, 1073741824, 16, 1, kite_v_rmsnorm_f32_loop_t512_r1_n2_v16_c6},
   {"rmsnorm_bf16_loop_t256_r1_n4_e1_c0", "rmsnorm", KITE_BF16, 1, 1073741824, 2, 2, kite_v_rmsnorm_bf16_loop_t256_r1_n4_e1_c0},
   {"rmsnorm_f16_loop_t256_r1_n4_e1_c0", "rmsnorm", KITE_F16, 1, 1073741824, 2, 2, kite_v_rmsnorm_f16_loop_t256_r1_n4_e1_c0},
   {"rmsnorm_f32_loop_t256_r1_n4_e1_c0", "rmsnorm", KITE_F32, 1, 1073741824, 4, 2, kite_v_rmsnorm_f32_loop_t256_r1_n4_e1_c0},
@@ -159,11 +153,11 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t256_r1_n4_v16_c0", "softmax", KITE_F32, 1, 4096, 16, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0},
   {"softmax_f32_reg_t512_r1_n4_v16_c0", "softmax", KITE_F32, 1, 8192, 16, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0},
   {"softmax_f32_reg_t1024_r1_n4_v16_c0", "softmax", KITE_F32, 1, 16384, 16, 0, kite_v_softmax_f32_reg_t1024_r1_n4_v16_c0},
-  {"softmax_bf16_loop_t1024_r1_n4_v16_c3", "softmax", KITE_BF16, 1, 1073741824, 16, 1, kite_v_softmax_bf16_loop_t1024_r1_n4_v16_c3},
-  {"softmax_f16_loop_t1024_r1_n4_v16_c3", "softmax", KITE_F16, 1, 1073741824, 16, 1, kite_v_softmax_f16_loop_t1024_r1_n4_v16_c3},
-  {"softmax_f32_loop_t1024_r1_n4_v16_c3", "softmax", KITE_F32, 1, 1073741824, 16, 1, kite_v_softmax_f32_loop_t1024_r1_n4_v16_c3},
+  {"softmax_bf16_loop_t512_r1_n4_v16_c3", "softmax", KITE_BF16, 1, 1073741824, 16, 1, kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3},
+  {"softmax_f16_loop_t512_r1_n4_v16_c3", "softmax", KITE_F16, 1, 1073741824, 16, 1, kite_v_softmax_f16_loop_t512_r1_n4_v16_c3},
+  {"softmax_f32_loop_t512_r1_n4_v16_c3", "softmax", KITE_F32, 1, 1073741824, 16, 1, kite_v_softmax_f32_loop_t512_r1_n4_v16_c3},
   {"softmax_bf16_loop_t256_r1_n4_e1_c0", "softmax", KITE_BF16, 1, 1073741824, 2, 2, kite_v_softmax_bf16_loop_t256_r1_n4_e1_c0},
   {"softmax_f16_loop_t256_r1_n4_e1_c0", "softmax", KITE_F16, 1, 1073741824, 2, 2, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0},
   {"softmax_f32_loop_t256_r1_n4_e1_c0", "softmax", KITE_F32, 1, 1073741824, 4, 2, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0},
 };
-const int32_t kite_variants_len = 81;
+const int32_t kite_variants_len = 78;

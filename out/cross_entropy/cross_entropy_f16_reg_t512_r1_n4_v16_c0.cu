@@ -23,10 +23,7 @@ constexpr bool kResident = true;        // whole row held in registers
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
-constexpr int kOperands = 1;           // rows a thread holds at once in the output pass
-// Threads holding at most 32 bytes run 1536 to an SM (40 registers), the rest
-// 1024 (64 registers): enough bytes in flight either way, and no spills.
-constexpr int kMinCtas = (kOperands * kNv * kVec * (int)sizeof(elem_t) <= 32 ? 1536 : 1024) / kCtaThreads;
+constexpr int kMinCtas = 2;            // CTAs per SM the register cap allows
 constexpr int kCacheChunks = 0;        // chunks the output pass rereads from shared memory
 
 __device__ __forceinline__ float to_f32(elem_t v) { return __half2float(v); }
@@ -262,14 +259,16 @@ __device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int 
   return st;
 }
 
-// loss for one row: 0 when ignored, NaN when the target is out of range.
-__device__ __forceinline__ float row_loss(const kite_row_args &a, const elem_t *x, int64_t row,
-                                          float lse)
+// The row's target logit, fetched by the row's first thread while the row
+// itself streams in: 0 when ignored, NaN when the target is out of range.
+struct target_t { bool ignored; float logit; };
+
+__device__ __forceinline__ target_t fetch_target(const kite_row_args &a, const elem_t *x, int64_t row)
 {
   const int64_t tgt = a.target[row];
-  if (tgt == a.ignore_index) return 0.f;
-  if (tgt < 0 || tgt >= a.N) return __int_as_float(0x7fc00000);
-  return lse - to_f32(x[tgt]);
+  if (tgt == a.ignore_index) return { true, 0.f };
+  if (tgt < 0 || tgt >= a.N) return { false, __int_as_float(0x7fc00000) };
+  return { false, to_f32(x[tgt]) };
 }
 
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const kite_row_args a)
@@ -281,14 +280,17 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const
     const int m = p.live ? n : 0;
     raw_t r[kNv] = {};
     ms_t st = { -INFINITY, 0.f };
+    const bool lead = p.live && p.t == 0;
+    target_t tg = { true, 0.f };
     for (int c = 0; c * kChunk < m; ++c) {
       load_chunk(x, c * kChunk, p.t, m, r);
+      if (c == 0 && lead) tg = fetch_target(a, x, p.row);
       st = chunk_stats(st, r, c * kChunk, p.t, m);
     }
     st = row_ms(st, red);
-    if (!p.live || p.t != 0) return;
+    if (!lead) return;
     const float lse = st.m + logf(st.s);
-    a.loss[p.row] = row_loss(a, x, p.row, lse);
+    a.loss[p.row] = tg.ignored ? 0.f : lse - tg.logit;
     if (a.lse) a.lse[p.row] = lse;
   });
 }

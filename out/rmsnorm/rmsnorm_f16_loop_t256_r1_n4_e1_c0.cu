@@ -23,10 +23,7 @@ constexpr bool kResident = false;        // whole row held in registers
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
-constexpr int kOperands = 2;           // rows a thread holds at once in the output pass
-// Threads holding at most 32 bytes run 1536 to an SM (40 registers), the rest
-// 1024 (64 registers): enough bytes in flight either way, and no spills.
-constexpr int kMinCtas = (kOperands * kNv * kVec * (int)sizeof(elem_t) <= 32 ? 1536 : 1024) / kCtaThreads;
+constexpr int kMinCtas = 6;            // CTAs per SM the register cap allows
 constexpr int kCacheChunks = 0;        // chunks the output pass rereads from shared memory
 
 __device__ __forceinline__ float to_f32(elem_t v) { return __half2float(v); }
@@ -251,18 +248,17 @@ __device__ __forceinline__ void for_row_blocks(int64_t M, F body)
 
 namespace {
 
-// y for one chunk of x already loaded into r.
-__device__ __forceinline__ void rmsnorm_out(const kite_row_args &a, const raw_t (&r)[kNv], int base,
+// y for one chunk of x and of w already loaded into r and wr.
+__device__ __forceinline__ void rmsnorm_out(const raw_t (&r)[kNv], const raw_t (&wr)[kNv], int base,
                                             int t, int n, float rs, elem_t *y)
 {
-  const elem_t *w = static_cast<const elem_t *>(a.w);
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int i = access_index(base, j, t);
     if (i >= n) continue;
     float xf[kVec], wf[kVec];
     to_floats(r[j], i, n, 0.f, xf);
-    to_floats(load_raw(w, i, n), i, n, 0.f, wf);
+    to_floats(wr[j], i, n, 0.f, wf);
 #pragma unroll
     for (int e = 0; e < kVec; ++e) xf[e] = xf[e] * rs * wf[e];
     store_floats(y, i, n, xf);
@@ -287,27 +283,30 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
 {
   __shared__ float red[kRows][kWarps];
   const int n = (int)a.N;
+  const elem_t *w = static_cast<const elem_t *>(a.w);
   for_row_blocks(a.M, [&](place_t p) {
     const elem_t *x = static_cast<const elem_t *>(a.x) + (p.live ? p.row * a.ldx : 0);
     elem_t *y = static_cast<elem_t *>(a.y) + (p.live ? p.row * a.ldy : 0);
     const int m = p.live ? n : 0;   // dead rows touch nothing
-    raw_t r[kNv] = {};
+    raw_t r[kNv] = {}, wr[kNv] = {};
     float ss = 0.f;
     for (int c = 0; c * kChunk < m; ++c) {
       const int base = c * kChunk;
       load_first(x, c, p.t, m, r);
+      if constexpr (kResident) load_chunk(w, 0, p.t, m, wr);  // in flight during the reduction
       ss += sum_squares(r, base, p.t, m);
       if constexpr (kResident) break;
     }
     const float rs = rsqrtf(row_sum(ss, red) / (float)n + a.eps);
     if (p.live && p.t == 0 && a.rstd) a.rstd[p.row] = rs;
     if constexpr (kResident) {
-      rmsnorm_out(a, r, 0, p.t, m, rs, y);
+      rmsnorm_out(r, wr, 0, p.t, m, rs, y);
     } else {
       for (int c = 0; c * kChunk < m; ++c) {
         const int base = c * kChunk;
         load_again(x, c, p.t, m, r);
-        rmsnorm_out(a, r, base, p.t, m, rs, y);
+        load_chunk(w, base, p.t, m, wr);
+        rmsnorm_out(r, wr, base, p.t, m, rs, y);
       }
     }
   });

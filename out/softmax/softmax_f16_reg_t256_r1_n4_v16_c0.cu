@@ -23,10 +23,7 @@ constexpr bool kResident = true;        // whole row held in registers
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
-constexpr int kOperands = 1;           // rows a thread holds at once in the output pass
-// Threads holding at most 32 bytes run 1536 to an SM (40 registers), the rest
-// 1024 (64 registers): enough bytes in flight either way, and no spills.
-constexpr int kMinCtas = (kOperands * kNv * kVec * (int)sizeof(elem_t) <= 32 ? 1536 : 1024) / kCtaThreads;
+constexpr int kMinCtas = 4;            // CTAs per SM the register cap allows
 constexpr int kCacheChunks = 0;        // chunks the output pass rereads from shared memory
 
 __device__ __forceinline__ float to_f32(elem_t v) { return __half2float(v); }

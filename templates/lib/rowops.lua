@@ -32,7 +32,7 @@ function M.axes()
 end
 
 M.SMEM_LIMIT = 227 * 1024
-M.CACHE_BYTES = 192 * 1024   -- the row cache of a streaming variant
+M.CACHE_BYTES = 96 * 1024    -- the row cache of a streaming variant: two CTAs fit an SM
 
 -- Elements per access for a point.
 function M.vec(p)
@@ -41,12 +41,23 @@ function M.vec(p)
 end
 
 -- The register ladder: small rows use few threads and many rows per CTA;
--- long rows use more threads and more accesses per thread.
-local function ladder_ok(p)
+-- long rows use more threads and more accesses per thread, up to what the
+-- registers hold with every operand of the op in flight.
+local function ladder_ok(p, opts)
+  local most = 4 // opts.operands
   if p.threads == 32 then return p.nv == 1 end
   if p.threads <= 128 then return p.nv == 2 end
-  if p.threads == 256 then return p.nv == 2 or p.nv == 4 end
-  return p.nv == 4
+  if p.threads == 256 then return p.nv == 2 or p.nv == most end
+  return p.nv == most
+end
+
+-- Threads per SM the register cap aims at: 1536 (40 registers) when a thread
+-- holds at most 32 bytes of data, else 1024 (64); both keep enough bytes in
+-- flight, neither spills.
+function M.occupancy(p, opts)
+  if opts.occupancy then return opts.occupancy end
+  local bytes = opts.operands * p.nv * M.vec(p) * dtypes[p.dtype].size
+  return bytes <= 32 and 1536 or 1024
 end
 
 -- Shared memory the row cache takes.
@@ -55,12 +66,13 @@ function M.smem(p)
 end
 
 -- What each row op needs of the space: two_pass when it writes an output row
--- (reading x a second time), operands = rows a thread holds at once in the
--- output pass (x, and w for rmsnorm).
+-- (reading x a second time), operands = rows a thread holds at once (x, and w
+-- for rmsnorm), occupancy to fix the threads per SM (cross-entropy's target
+-- fetch needs the registers of the 1024-thread budget).
 M.OPS = {
   rmsnorm = { two_pass = true, operands = 2 },
   softmax = { two_pass = true, operands = 1 },
-  cross_entropy = { two_pass = false, operands = 1 },
+  cross_entropy = { two_pass = false, operands = 1, occupancy = 1024 },
 }
 
 function M.valid(p, opts)
@@ -73,14 +85,14 @@ function M.valid(p, opts)
     return false, "CTA size"
   end
   if p.mode == "reg" then
-    return p.access == "v16" and ladder_ok(p)
+    return p.access == "v16" and ladder_ok(p, opts)
   end
   -- one streaming variant per access kind, with a full cache when there is a
   -- second pass; two operands halve the accesses a thread keeps in flight
   if p.access == "v16" then
     local nv = 4 // opts.operands
     local cache = opts.two_pass and M.CACHE_BYTES // M.smem({ cache = 1, threads = p.threads, nv = nv }) or 0
-    return p.threads == 1024 and p.nv == nv and p.cache == cache
+    return p.threads == 512 and p.nv == nv and p.cache == cache
   end
   return p.threads == 256 and p.nv == 4
 end
@@ -136,12 +148,9 @@ constexpr bool kResident = %s;        // whole row held in registers
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
-constexpr int kOperands = %d;           // rows a thread holds at once in the output pass
-// Threads holding at most 32 bytes run 1536 to an SM (40 registers), the rest
-// 1024 (64 registers): enough bytes in flight either way, and no spills.
-constexpr int kMinCtas = (kOperands * kNv * kVec * (int)sizeof(elem_t) <= 32 ? 1536 : 1024) / kCtaThreads;
+constexpr int kMinCtas = %d;            // CTAs per SM the register cap allows
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
-]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode == "reg"), opts.operands or 1, p.cache))
+]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode == "reg"), M.occupancy(p, opts) // (p.threads * p.rows), p.cache))
   add(d.convert())
   add(M.DEVICE)
   add("}  // namespace\n")
