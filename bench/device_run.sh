@@ -18,6 +18,8 @@ echo "make test: rc=$trc"
 mode=${1:-full}
 if [ "$mode" = quick ]; then bargs=--quick; else bargs=; fi
 build/kite-bench $bargs --csv "$OUT/bench.csv" >"$OUT/bench.txt" 2>&1; echo "kite-bench rc=$?"
+build/kite-bench $bargs --variants --csv "$OUT/variants.csv" >"$OUT/variants.txt" 2>&1
+echo "kite-bench --variants rc=$?"
 PYTHONUNBUFFERED=1 python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
 echo "vs_torch rc=$?"
 cuobjdump --dump-sass build/libkite.a 2>/dev/null | grep -cE "LDL|STL" | sed 's/^/local-memory instructions in SASS: /'

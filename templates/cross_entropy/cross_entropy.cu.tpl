@@ -27,27 +27,48 @@ __device__ __forceinline__ target_t fetch_target(const kite_row_args &a, const e
   return { false, to_f32(x[tgt]) };
 }
 
+// The row's loss and lse, written by its first thread.
+__device__ __forceinline__ void write_loss(const kite_row_args &a, const place_t &p, ms_t st, target_t tg)
+{
+  if (!p.live || p.t != 0) return;
+  const float lse = st.m + logf(st.s);
+  a.loss[p.row] = tg.ignored ? 0.f : lse - tg.logit;
+  if (a.lse) a.lse[p.row] = lse;
+}
+
+struct row_t { raw_t r[kNv]; target_t tg; };
+
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const kite_row_args a)
 {
-  __shared__ ms_t red[kRows][kWarps];
+  __shared__ ms_t red[2][kRows][kWarps];
   const int n = (int)a.N;
+  if constexpr (kResident) {
+    pipeline_rows<row_t>(a.M, [&](place_t p) {
+      row_t x = {};
+      x.tg = { true, 0.f };
+      if (!p.live) return x;
+      const elem_t *xr = row_in(a.x, a.ldx, p);
+      load_chunk(xr, 0, p.t, n, x.r);
+      if (p.t == 0) x.tg = fetch_target(a, xr, p.row);
+      return x;
+    }, [&](place_t p, const row_t &x, int k) {
+      const int m = p.live ? n : 0;   // dead rows touch nothing
+      write_loss(a, p, row_ms(chunk_stats({ -INFINITY, 0.f }, x.r, 0, p.t, m), red[k]), x.tg);
+    });
+    return;
+  }
   for_row_blocks(a.M, [&](place_t p) {
-    const elem_t *x = static_cast<const elem_t *>(a.x) + (p.live ? p.row * a.ldx : 0);
+    const elem_t *x = row_in(a.x, a.ldx, p);
     const int m = p.live ? n : 0;
     raw_t r[kNv] = {};
     ms_t st = { -INFINITY, 0.f };
-    const bool lead = p.live && p.t == 0;
     target_t tg = { true, 0.f };
     for (int c = 0; c * kChunk < m; ++c) {
       load_chunk(x, c * kChunk, p.t, m, r);
-      if (c == 0 && lead) tg = fetch_target(a, x, p.row);
+      if (c == 0 && p.t == 0) tg = fetch_target(a, x, p.row);
       st = chunk_stats(st, r, c * kChunk, p.t, m);
     }
-    st = row_ms(st, red);
-    if (!lead) return;
-    const float lse = st.m + logf(st.s);
-    a.loss[p.row] = tg.ignored ? 0.f : lse - tg.logit;
-    if (a.lse) a.lse[p.row] = lse;
+    write_loss(a, p, row_ms(st, red[0]), tg);
   });
 }
 

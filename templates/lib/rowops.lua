@@ -28,6 +28,7 @@ function M.axes()
     nv = { 1, 2, 4 },
     access = { "v16", "e1" },
     cache = { 0, 3, 6 },
+    pipe = { 1, 2 },
   }
 end
 
@@ -47,17 +48,23 @@ local function ladder_ok(p, opts)
   local most = 4 // opts.operands
   if p.threads == 32 then return p.nv == 1 end
   if p.threads <= 128 then return p.nv == 2 end
+  if p.pipe > 1 then return p.nv == 2 end   -- two row blocks in flight: fewer accesses each
   if p.threads == 256 then return p.nv == 2 or p.nv == most end
   return p.nv == most
 end
 
+-- Bytes of data a thread holds in registers at once: its operands' accesses,
+-- plus the next row block's when pipelined.
+function M.footprint(p, opts)
+  return (opts.operands + p.pipe - 1) * p.nv * M.vec(p) * dtypes[p.dtype].size
+end
+
 -- Threads per SM the register cap aims at: 1536 (40 registers) when a thread
--- holds at most 32 bytes of data, else 1024 (64); both keep enough bytes in
--- flight, neither spills.
+-- holds at most 32 bytes and a CTA at most 4 rows, else 1024 (64); both keep
+-- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
   if opts.occupancy then return opts.occupancy end
-  local bytes = opts.operands * p.nv * M.vec(p) * dtypes[p.dtype].size
-  return bytes <= 32 and 1536 or 1024
+  return (M.footprint(p, opts) <= 32 and p.rows <= 4) and 1536 or 1024
 end
 
 -- Shared memory the row cache takes.
@@ -84,6 +91,9 @@ function M.valid(p, opts)
   if p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then
     return false, "CTA size"
   end
+  if p.pipe > 1 and (p.mode ~= "reg" or M.footprint(p, opts) > M.PIPE_BYTES) then
+    return false, "only resident rows pipeline, within the registers"
+  end
   if p.mode == "reg" then
     return p.access == "v16" and ladder_ok(p, opts)
   end
@@ -105,16 +115,21 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 function M.meta(p)
   local size = dtypes[p.dtype].size
   if p.mode == "reg" then
-    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = 0 }
+    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = M.PIPE_RANK[p.pipe] }
   end
   if p.access == "v16" then
-    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 1 }
+    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 2 }
   end
-  return { n_min = 1, n_max = M.N_MAX, align = size, rank = 2 }
+  return { n_min = 1, n_max = M.N_MAX, align = size, rank = 3 }
 end
 
+-- Resident rows: pipelined (persistent CTAs that load the next rows while
+-- finishing these) first, one row block per CTA second.
+M.PIPE_RANK = { 1, 0 }
+M.PIPE_BYTES = 64   -- most data a pipelining thread holds: more spills at 64 registers
+
 function M.name(op)
-  return op .. "_${dtype}_${mode}_t${threads}_r${rows}_n${nv}_${access}_c${cache}"
+  return op .. "_${dtype}_${mode}_t${threads}_r${rows}_n${nv}_${access}_c${cache}_p${pipe}"
 end
 
 -- A whole space.lua for a row op.
@@ -149,8 +164,9 @@ constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
 constexpr int kMinCtas = %d;            // CTAs per SM the register cap allows
+constexpr int kPipe = %d;               // row blocks a CTA has in flight (2: persistent, prefetching)
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
-]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode == "reg"), M.occupancy(p, opts) // (p.threads * p.rows), p.cache))
+]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode == "reg"), M.occupancy(p, opts) // (p.threads * p.rows), p.pipe, p.cache))
   add(d.convert())
   add(M.DEVICE)
   add("}  // namespace\n")
@@ -164,7 +180,15 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
-  const unsigned grid = (unsigned)(blocks < kMaxGrid ? blocks : kMaxGrid);
+  int64_t limit = kMaxGrid;
+  if (kPipe > 1) {   // persistent: as many CTAs as fit the GPU at once
+    int dev, sms;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess) return e;
+    limit = (int64_t)sms * kMinCtas;
+  }
+  const unsigned grid = (unsigned)(blocks < limit ? blocks : limit);
   if (kCacheBytes > kDefaultSmem) {
     const cudaError_t e = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, kCacheBytes);
     if (e != cudaSuccess) return e;
@@ -374,6 +398,39 @@ __device__ __forceinline__ place_t place(int64_t block, int64_t M)
   p.t = threadIdx.x % kThreads;
   p.live = p.row < M;
   return p;
+}
+
+__device__ __forceinline__ const elem_t *row_in(const void *base, int64_t ld, const place_t &p)
+{
+  return static_cast<const elem_t *>(base) + (p.live ? p.row * ld : 0);
+}
+
+__device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t &p)
+{
+  return static_cast<elem_t *>(base) + (p.live ? p.row * ld : 0);
+}
+
+// Resident rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ...; with
+// kPipe > 1 it loads the next block while it finishes this one, so loads stay
+// in flight through the reduction and the stores.  finish(place, row, k) gets
+// k = 0, 1, 0, ... to alternate its reduction scratch, which makes a barrier
+// between blocks unnecessary.
+template <typename Row, typename Load, typename Finish>
+__device__ __forceinline__ void pipeline_rows(int64_t M, Load load, Finish finish)
+{
+  const int64_t blocks = (M + kRows - 1) / kRows;
+  int64_t b = blockIdx.x;
+  if (b >= blocks) return;
+  Row cur = load(place(b, M));
+  for (int k = 0;; k ^= 1) {
+    const int64_t nb = b + gridDim.x;
+    Row nxt = {};
+    if (kPipe > 1 && nb < blocks) nxt = load(place(nb, M));
+    finish(place(b, M), cur, k);
+    if (nb >= blocks) break;
+    cur = kPipe > 1 ? nxt : load(place(nb, M));
+    b = nb;
+  }
 }
 
 // Runs body(place) for each row block this CTA owns; the barrier between

@@ -35,35 +35,44 @@ __device__ __forceinline__ float sum_squares(const raw_t (&r)[kNv], int base, in
   return ss;
 }
 
+struct row_t { raw_t r[kNv]; };
+
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_row_args a)
 {
-  __shared__ float red[kRows][kWarps];
+  __shared__ float red[2][kRows][kWarps];
   const int n = (int)a.N;
   const elem_t *w = static_cast<const elem_t *>(a.w);
+  raw_t wr[kNv] = {};
+  if constexpr (kResident) {
+    load_chunk(w, 0, threadIdx.x % kThreads, n, wr);   // every row's w: once per CTA
+    pipeline_rows<row_t>(a.M, [&](place_t p) {
+      row_t x = {};
+      if (p.live) load_chunk(row_in(a.x, a.ldx, p), 0, p.t, n, x.r);
+      return x;
+    }, [&](place_t p, const row_t &x, int k) {
+      const int m = p.live ? n : 0;   // dead rows touch nothing
+      const float rs = rsqrtf(row_sum(sum_squares(x.r, 0, p.t, m), red[k]) / (float)n + a.eps);
+      if (p.live && p.t == 0 && a.rstd) a.rstd[p.row] = rs;
+      rmsnorm_out(x.r, wr, 0, p.t, m, rs, row_out(a.y, a.ldy, p));
+    });
+    return;
+  }
   for_row_blocks(a.M, [&](place_t p) {
-    const elem_t *x = static_cast<const elem_t *>(a.x) + (p.live ? p.row * a.ldx : 0);
-    elem_t *y = static_cast<elem_t *>(a.y) + (p.live ? p.row * a.ldy : 0);
-    const int m = p.live ? n : 0;   // dead rows touch nothing
-    raw_t r[kNv] = {}, wr[kNv] = {};
+    const elem_t *x = row_in(a.x, a.ldx, p);
+    elem_t *y = row_out(a.y, a.ldy, p);
+    const int m = p.live ? n : 0;
+    raw_t r[kNv] = {};
     float ss = 0.f;
     for (int c = 0; c * kChunk < m; ++c) {
-      const int base = c * kChunk;
       load_first(x, c, p.t, m, r);
-      if constexpr (kResident) load_chunk(w, 0, p.t, m, wr);  // in flight during the reduction
-      ss += sum_squares(r, base, p.t, m);
-      if constexpr (kResident) break;
+      ss += sum_squares(r, c * kChunk, p.t, m);
     }
-    const float rs = rsqrtf(row_sum(ss, red) / (float)n + a.eps);
+    const float rs = rsqrtf(row_sum(ss, red[0]) / (float)n + a.eps);
     if (p.live && p.t == 0 && a.rstd) a.rstd[p.row] = rs;
-    if constexpr (kResident) {
-      rmsnorm_out(r, wr, 0, p.t, m, rs, y);
-    } else {
-      for (int c = 0; c * kChunk < m; ++c) {
-        const int base = c * kChunk;
-        load_again(x, c, p.t, m, r);
-        load_chunk(w, base, p.t, m, wr);
-        rmsnorm_out(r, wr, base, p.t, m, rs, y);
-      }
+    for (int c = 0; c * kChunk < m; ++c) {
+      load_again(x, c, p.t, m, r);
+      load_chunk(w, c * kChunk, p.t, m, wr);
+      rmsnorm_out(r, wr, c * kChunk, p.t, m, rs, y);
     }
   });
 }

@@ -31,31 +31,38 @@ __device__ __forceinline__ void softmax_out(const raw_t (&r)[kNv], int base, int
   }
 }
 
+struct row_t { raw_t r[kNv]; };
+
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_row_args a)
 {
-  __shared__ ms_t red[kRows][kWarps];
+  __shared__ ms_t red[2][kRows][kWarps];
   const int n = (int)a.N;
+  if constexpr (kResident) {
+    pipeline_rows<row_t>(a.M, [&](place_t p) {
+      row_t x = {};
+      if (p.live) load_chunk(row_in(a.x, a.ldx, p), 0, p.t, n, x.r);
+      return x;
+    }, [&](place_t p, const row_t &x, int k) {
+      const int m = p.live ? n : 0;   // dead rows touch nothing
+      const ms_t st = row_ms(chunk_stats({ -INFINITY, 0.f }, x.r, 0, p.t, m), red[k]);
+      softmax_out(x.r, 0, p.t, m, st, row_out(a.y, a.ldy, p));
+    });
+    return;
+  }
   for_row_blocks(a.M, [&](place_t p) {
-    const elem_t *x = static_cast<const elem_t *>(a.x) + (p.live ? p.row * a.ldx : 0);
-    elem_t *y = static_cast<elem_t *>(a.y) + (p.live ? p.row * a.ldy : 0);
+    const elem_t *x = row_in(a.x, a.ldx, p);
+    elem_t *y = row_out(a.y, a.ldy, p);
     const int m = p.live ? n : 0;
     raw_t r[kNv] = {};
     ms_t st = { -INFINITY, 0.f };
     for (int c = 0; c * kChunk < m; ++c) {
-      const int base = c * kChunk;
       load_first(x, c, p.t, m, r);
-      st = chunk_stats(st, r, base, p.t, m);
-      if constexpr (kResident) break;
+      st = chunk_stats(st, r, c * kChunk, p.t, m);
     }
-    st = row_ms(st, red);
-    if constexpr (kResident) {
-      softmax_out(r, 0, p.t, m, st, y);
-    } else {
-      for (int c = 0; c * kChunk < m; ++c) {
-        const int base = c * kChunk;
-        load_again(x, c, p.t, m, r);
-        softmax_out(r, base, p.t, m, st, y);
-      }
+    st = row_ms(st, red[0]);
+    for (int c = 0; c * kChunk < m; ++c) {
+      load_again(x, c, p.t, m, r);
+      softmax_out(r, c * kChunk, p.t, m, st, y);
     }
   });
 }
