@@ -282,9 +282,10 @@ __device__ __forceinline__ void for_row_blocks(int64_t M, F body)
 
 namespace {
 
-// y for one chunk of x and of w already loaded into r and wr.
-__device__ __forceinline__ void rmsnorm_out(const raw_t (&r)[kNv], const raw_t (&wr)[kNv], int base,
-                                            int t, int n, float rs, elem_t *y)
+// y for one chunk of x already loaded into r; w_at(j) gives w's access j.
+template <typename W>
+__device__ __forceinline__ void rmsnorm_out(const raw_t (&r)[kNv], W w_at, int base, int t, int n,
+                                            float rs, elem_t *y)
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
@@ -292,7 +293,7 @@ __device__ __forceinline__ void rmsnorm_out(const raw_t (&r)[kNv], const raw_t (
     if (i >= n) continue;
     float xf[kVec], wf[kVec];
     to_floats(r[j], i, n, 0.f, xf);
-    to_floats(wr[j], i, n, 0.f, wf);
+    to_floats(w_at(j), i, n, 0.f, wf);
 #pragma unroll
     for (int e = 0; e < kVec; ++e) xf[e] = xf[e] * rs * wf[e];
     store_floats(y, i, n, xf);
@@ -315,6 +316,12 @@ __device__ __forceinline__ float sum_squares(const raw_t (&r)[kNv], int base, in
 
 struct row_t { raw_t r[kNv]; };
 
+// Resident variants keep w, which every row shares, in shared memory: each
+// thread its own accesses' slots, so no barrier is needed and the registers
+// hold only x (two row blocks of it when pipelined).
+constexpr int kWSlots = kResident ? kNv * kCtaThreads : 1;
+
+
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_row_args a)
 {
   __shared__ float red[2][kRows][kWarps];
@@ -322,7 +329,10 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
   const elem_t *w = static_cast<const elem_t *>(a.w);
   raw_t wr[kNv] = {};
   if constexpr (kResident) {
-    load_chunk(w, 0, threadIdx.x % kThreads, n, wr);   // every row's w: once per CTA
+    __shared__ raw_t w_s[kWSlots];
+    load_chunk(w, 0, threadIdx.x % kThreads, n, wr);   // once per CTA
+#pragma unroll
+    for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
     pipeline_rows<row_t>(a.M, [&](place_t p) {
       row_t x = {};
       if (p.live) load_chunk(row_in(a.x, a.ldx, p), 0, p.t, n, x.r);
@@ -331,7 +341,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
       const int m = p.live ? n : 0;   // dead rows touch nothing
       const float rs = rsqrtf(row_sum(sum_squares(x.r, 0, p.t, m), red[k]) / (float)n + a.eps);
       if (p.live && p.t == 0 && a.rstd) a.rstd[p.row] = rs;
-      rmsnorm_out(x.r, wr, 0, p.t, m, rs, row_out(a.y, a.ldy, p));
+      rmsnorm_out(x.r, [&](int j) { return w_s[j * kCtaThreads + threadIdx.x]; }, 0, p.t, m, rs,
+                  row_out(a.y, a.ldy, p));
     });
     return;
   }
@@ -350,7 +361,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
     for (int c = 0; c * kChunk < m; ++c) {
       load_again(x, c, p.t, m, r);
       load_chunk(w, c * kChunk, p.t, m, wr);
-      rmsnorm_out(r, wr, c * kChunk, p.t, m, rs, y);
+      rmsnorm_out(r, [&](int j) { return wr[j]; }, c * kChunk, p.t, m, rs, y);
     }
   });
 }

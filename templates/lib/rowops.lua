@@ -45,18 +45,18 @@ end
 -- long rows use more threads and more accesses per thread, up to what the
 -- registers hold with every operand of the op in flight.
 local function ladder_ok(p, opts)
-  local most = 4 // opts.operands
-  if p.threads == 32 then return p.nv == 1 end
+  local most = 4 // opts.stream_operands
+  if p.threads == 32 then return p.nv == 1 and p.pipe == 2 end   -- tiny rows always pipeline
   if p.threads <= 128 then return p.nv == 2 end
   if p.pipe > 1 then return p.nv == 2 end   -- two row blocks in flight: fewer accesses each
   if p.threads == 256 then return p.nv == 2 or p.nv == most end
   return p.nv == most
 end
 
--- Bytes of data a thread holds in registers at once: its operands' accesses,
--- plus the next row block's when pipelined.
-function M.footprint(p, opts)
-  return (opts.operands + p.pipe - 1) * p.nv * M.vec(p) * dtypes[p.dtype].size
+-- Bytes of row data a resident thread holds in registers at once: its
+-- accesses, twice when pipelined (other operands wait in shared memory).
+function M.footprint(p)
+  return p.pipe * p.nv * M.vec(p) * dtypes[p.dtype].size
 end
 
 -- Threads per SM the register cap aims at: 1536 (40 registers) when a thread
@@ -64,7 +64,7 @@ end
 -- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
   if opts.occupancy then return opts.occupancy end
-  return (M.footprint(p, opts) <= 32 and p.rows <= 4) and 1536 or 1024
+  return (M.footprint(p) <= 32 and p.rows <= 4) and 1536 or 1024
 end
 
 -- Shared memory the row cache takes.
@@ -73,13 +73,14 @@ function M.smem(p)
 end
 
 -- What each row op needs of the space: two_pass when it writes an output row
--- (reading x a second time), operands = rows a thread holds at once (x, and w
--- for rmsnorm), occupancy to fix the threads per SM (cross-entropy's target
--- fetch needs the registers of the 1024-thread budget).
+-- (reading x a second time), stream_operands = rows a streaming thread holds
+-- at once in the output pass (x, and w for rmsnorm), occupancy to fix the
+-- threads per SM (cross-entropy's target fetch needs the registers of the
+-- 1024-thread budget).
 M.OPS = {
-  rmsnorm = { two_pass = true, operands = 2 },
-  softmax = { two_pass = true, operands = 1 },
-  cross_entropy = { two_pass = false, operands = 1, occupancy = 1024 },
+  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024 },
+  softmax = { two_pass = true, stream_operands = 1 },
+  cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024 },
 }
 
 function M.valid(p, opts)
@@ -91,7 +92,7 @@ function M.valid(p, opts)
   if p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then
     return false, "CTA size"
   end
-  if p.pipe > 1 and (p.mode ~= "reg" or M.footprint(p, opts) > M.PIPE_BYTES) then
+  if p.pipe > 1 and (p.mode ~= "reg" or M.footprint(p) > M.PIPE_BYTES) then
     return false, "only resident rows pipeline, within the registers"
   end
   if p.mode == "reg" then
@@ -100,7 +101,7 @@ function M.valid(p, opts)
   -- one streaming variant per access kind, with a full cache when there is a
   -- second pass; two operands halve the accesses a thread keeps in flight
   if p.access == "v16" then
-    local nv = 4 // opts.operands
+    local nv = 4 // opts.stream_operands
     local cache = opts.two_pass and M.CACHE_BYTES // M.smem({ cache = 1, threads = p.threads, nv = nv }) or 0
     return p.threads == 512 and p.nv == nv and p.cache == cache
   end
