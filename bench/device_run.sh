@@ -10,7 +10,7 @@ export PATH="$PATH:/usr/local/cuda/bin"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 git rev-parse --short HEAD 2>/dev/null || true
 t0=$(date +%s)
-make -j16 all build/kite-bench >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+{ make -j16 && make -j16 build/kite-bench; } >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 make -j16 test >"$OUT/test.log" 2>&1; trc=$?
 grep -E "^(==|KITE_SKIPPED|[0-9]+%: Checks)|kite: [0-9]+ passed|FAIL|Error|error" "$OUT/test.log" | tail -40
