@@ -53,7 +53,8 @@ test-bins: build/test_gen $(TEST_BINS)
 build/kite-bench: bench/kite_bench.c build/libkite.a
 	$(CC) $(CFLAGS) $< -o $@ build/libkite.a $(LDLIBS) -lcublasLt
 
-bench: all build/kite-bench
+bench: all
+	@$(MAKE) --no-print-directory build/kite-bench
 	build/kite-bench
 
 clean:
