@@ -12,7 +12,7 @@ DEB_PACKAGES := liblua5.4-dev check pkg-config
 
 include gen/gen.mk
 
-.PHONY: all deps gen build test test-bins bench tune clean
+.PHONY: all deps gen build test test-bins bench clean
 all: deps
 	@$(MAKE) --no-print-directory gen
 	@$(MAKE) --no-print-directory build
