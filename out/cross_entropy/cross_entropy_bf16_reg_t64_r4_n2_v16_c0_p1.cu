@@ -41,13 +41,14 @@ constexpr int kCacheBytes = kCacheChunks * kNv * kThreads * (int)sizeof(raw_t);
 static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
 
 
+// Read-only path loads.  An intrinsic rather than inline asm: the compiler
+// keeps a memory load where the code issues it (before the reduction's
+// barrier, for a prefetch), while side-effect-free asm may be sunk to its use.
 __device__ __forceinline__ raw_t ld_stream(const elem_t *p)
 {
   if constexpr (sizeof(raw_t) == 16) {
-    uint4 v;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-    return *reinterpret_cast<raw_t *>(&v);
+    const uint4 v = __ldg(reinterpret_cast<const uint4 *>(p));
+    return *reinterpret_cast<const raw_t *>(&v);
   } else {
     return *reinterpret_cast<const raw_t *>(p);
   }
