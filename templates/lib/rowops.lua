@@ -76,11 +76,13 @@ end
 -- (reading x a second time), stream_operands = rows a streaming thread holds
 -- at once in the output pass (x, and w for rmsnorm), occupancy to fix the
 -- threads per SM (cross-entropy's target fetch needs the registers of the
--- 1024-thread budget).
+-- 1024-thread budget), pipe_first = the pipe value ranked first (measured:
+-- rmsnorm gains from pipelining with w in shared memory; softmax and
+-- cross-entropy ran faster with one row block per CTA and more CTAs).
 M.OPS = {
-  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024 },
-  softmax = { two_pass = true, stream_operands = 1 },
-  cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024 },
+  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, pipe_first = 2 },
+  softmax = { two_pass = true, stream_operands = 1, pipe_first = 1 },
+  cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024, pipe_first = 1 },
 }
 
 function M.valid(p, opts)
@@ -112,21 +114,24 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 
 -- Dispatch metadata: the N range, the alignment the variant needs of every
 -- pointer and row stride, and its rank (lower is preferred when several fit;
--- among equal ranks the runtime takes the smallest n_max).
-function M.meta(p)
+-- among equal ranks the runtime takes the smallest n_max).  The ranks follow
+-- what kite-bench --variants measured on an H200 (bench/RESULTS.md, run 3):
+--   0, 1  resident rows, the op's faster pipelining choice first (opts.pipe_first)
+--   2     streaming rows (16-byte accesses)
+--   3     resident rows of 1024 threads: slower than streaming where both fit
+--   4     element-wise streaming, for unaligned data
+function M.meta(p, opts)
   local size = dtypes[p.dtype].size
   if p.mode == "reg" then
-    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = M.PIPE_RANK[p.pipe] }
+    local rank = p.threads == 1024 and 3 or (p.pipe == opts.pipe_first and 0 or 1)
+    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = rank }
   end
   if p.access == "v16" then
     return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 2 }
   end
-  return { n_min = 1, n_max = M.N_MAX, align = size, rank = 3 }
+  return { n_min = 1, n_max = M.N_MAX, align = size, rank = 4 }
 end
 
--- Resident rows: pipelined (persistent CTAs that load the next rows while
--- finishing these) first, one row block per CTA second.
-M.PIPE_RANK = { 1, 0 }
 M.PIPE_BYTES = 64   -- most data a pipelining thread holds: more spills at 64 registers
 
 function M.name(op)
@@ -138,7 +143,8 @@ function M.space(op)
   local opts = M.OPS[op]
   return {
     op = op, template = op .. ".cu.tpl",
-    axes = M.axes(), name = M.name(op), meta = M.meta,
+    axes = M.axes(), name = M.name(op),
+    meta = function(p) return M.meta(p, opts) end,
     valid = function(p) return M.valid(p, opts) end,
   }
 end
