@@ -42,8 +42,8 @@ function M.vec(p)
 end
 
 -- The register ladder: small rows use few threads and many rows per CTA;
--- long rows use more threads and more accesses per thread, up to what the
--- registers hold with every operand of the op in flight.
+-- long rows use more threads and more accesses per thread: 4, or 2 for an op
+-- with two operands in its output pass (rmsnorm spills at 64 registers with 4).
 local function ladder_ok(p, opts)
   local most = 4 // opts.stream_operands
   if p.threads == 32 then return p.nv == 1 and p.pipe == 2 end   -- tiny rows always pipeline
