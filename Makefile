@@ -51,7 +51,7 @@ test: all
 test-bins: build/test_gen $(TEST_BINS)
 
 build/kite-bench: bench/kite_bench.c build/libkite.a
-	$(CC) $(CFLAGS) $< -o $@ build/libkite.a $(LDLIBS) -lcublasLt
+	$(CC) $(CFLAGS) $< -o $@ build/libkite.a $(LDLIBS)
 
 bench: all
 	@$(MAKE) --no-print-directory build/kite-bench
