@@ -13,7 +13,12 @@ KITE_DIR ?= $(patsubst %/,%,$(dir $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LI
 KITE_BUILD ?= $(KITE_DIR)/build
 CUDA_HOME ?= /usr/local/cuda
 KITE_NVCC := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/nvcc))
-KITE_CUDA := $(patsubst %/bin/nvcc,%,$(KITE_NVCC))
+# The toolkit root is asked of nvcc itself (its TOP), so a wrapper script or a
+# symlink on PATH (/usr/local/bin/nvcc -> /usr/local/cuda-13.0) still finds
+# cuda_runtime_api.h and libcudart.
+KITE_CUDA := $(if $(KITE_NVCC),$(realpath $(shell $(KITE_NVCC) --dryrun -c kite_probe.cu 2>&1 \
+               | sed -n 's/^#[$$] TOP=//p' | head -n 1)))
+KITE_CUDA := $(or $(KITE_CUDA),$(patsubst %/bin/nvcc,%,$(KITE_NVCC)))
 KITE_ARCH := -gencode=arch=compute_90a,code=sm_90a
 KITE_NVCCFLAGS := -O3 -std=c++17 $(KITE_ARCH) -Xcompiler -fPIC -I$(KITE_DIR)/runtime -Xptxas -v
 KITE_CFLAGS := -O2 -std=c11 -Wall -Wextra -fPIC -I$(KITE_DIR)/runtime -I$(KITE_CUDA)/include
