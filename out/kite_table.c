@@ -14,6 +14,19 @@ cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args,
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -27,6 +40,19 @@ cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, 
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -40,6 +66,19 @@ cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, 
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t256_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -54,6 +93,18 @@ cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -65,6 +116,18 @@ cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -76,6 +139,18 @@ cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
@@ -94,6 +169,19 @@ cudaError_t kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -106,6 +194,19 @@ cudaError_t kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStr
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t256_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -118,6 +219,19 @@ cudaError_t kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStr
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t256_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_loop_t512_r1_n4_v16_c3_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_loop_t512_r1_n4_v16_c3_p1(const void *args, cudaStream_t stream);
@@ -139,6 +253,19 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_BF16, 1, 16384, 16, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1},
   {"cross_entropy_bf16_reg_t1024_r1_n4_v16_c0_p1", "cross_entropy", KITE_BF16, 1, 32768, 16, 3, kite_v_cross_entropy_bf16_reg_t1024_r1_n4_v16_c0_p1},
   {"cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_BF16, 1, 1073741824, 16, 2, kite_v_cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p2", "cross_entropy", KITE_BF16, 1, 256, 16, 5, kite_v_cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p2},
+  {"cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p4", "cross_entropy", KITE_BF16, 1, 256, 16, 5, kite_v_cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p4},
+  {"cross_entropy_bf16_bulk_t256_r1_n2_v16_c0_p2", "cross_entropy", KITE_BF16, 1, 4096, 16, 5, kite_v_cross_entropy_bf16_bulk_t256_r1_n2_v16_c0_p2},
+  {"cross_entropy_bf16_bulk_t128_r2_n2_v16_c0_p2", "cross_entropy", KITE_BF16, 1, 2048, 16, 5, kite_v_cross_entropy_bf16_bulk_t128_r2_n2_v16_c0_p2},
+  {"cross_entropy_bf16_bulk_t64_r4_n2_v16_c0_p2", "cross_entropy", KITE_BF16, 1, 1024, 16, 5, kite_v_cross_entropy_bf16_bulk_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_bf16_bulk_t256_r1_n2_v16_c0_p4", "cross_entropy", KITE_BF16, 1, 4096, 16, 5, kite_v_cross_entropy_bf16_bulk_t256_r1_n2_v16_c0_p4},
+  {"cross_entropy_bf16_bulk_t128_r2_n2_v16_c0_p4", "cross_entropy", KITE_BF16, 1, 2048, 16, 5, kite_v_cross_entropy_bf16_bulk_t128_r2_n2_v16_c0_p4},
+  {"cross_entropy_bf16_bulk_t64_r4_n2_v16_c0_p4", "cross_entropy", KITE_BF16, 1, 1024, 16, 5, kite_v_cross_entropy_bf16_bulk_t64_r4_n2_v16_c0_p4},
+  {"cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2", "cross_entropy", KITE_BF16, 1, 8192, 16, 5, kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2},
+  {"cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2", "cross_entropy", KITE_BF16, 1, 16384, 16, 5, kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2},
+  {"cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2", "cross_entropy", KITE_BF16, 1, 32768, 16, 5, kite_v_cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2},
+  {"cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p4", "cross_entropy", KITE_BF16, 1, 8192, 16, 5, kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p4},
+  {"cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p4", "cross_entropy", KITE_BF16, 1, 16384, 16, 5, kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p4},
   {"cross_entropy_f16_reg_t32_r8_n1_v16_c0_p2", "cross_entropy", KITE_F16, 1, 256, 16, 1, kite_v_cross_entropy_f16_reg_t32_r8_n1_v16_c0_p2},
   {"cross_entropy_f16_reg_t256_r1_n2_v16_c0_p1", "cross_entropy", KITE_F16, 1, 4096, 16, 0, kite_v_cross_entropy_f16_reg_t256_r1_n2_v16_c0_p1},
   {"cross_entropy_f16_reg_t128_r2_n2_v16_c0_p1", "cross_entropy", KITE_F16, 1, 2048, 16, 0, kite_v_cross_entropy_f16_reg_t128_r2_n2_v16_c0_p1},
@@ -152,6 +279,19 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_F16, 1, 16384, 16, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1},
   {"cross_entropy_f16_reg_t1024_r1_n4_v16_c0_p1", "cross_entropy", KITE_F16, 1, 32768, 16, 3, kite_v_cross_entropy_f16_reg_t1024_r1_n4_v16_c0_p1},
   {"cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_F16, 1, 1073741824, 16, 2, kite_v_cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p2", "cross_entropy", KITE_F16, 1, 256, 16, 5, kite_v_cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p2},
+  {"cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p4", "cross_entropy", KITE_F16, 1, 256, 16, 5, kite_v_cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p4},
+  {"cross_entropy_f16_bulk_t256_r1_n2_v16_c0_p2", "cross_entropy", KITE_F16, 1, 4096, 16, 5, kite_v_cross_entropy_f16_bulk_t256_r1_n2_v16_c0_p2},
+  {"cross_entropy_f16_bulk_t128_r2_n2_v16_c0_p2", "cross_entropy", KITE_F16, 1, 2048, 16, 5, kite_v_cross_entropy_f16_bulk_t128_r2_n2_v16_c0_p2},
+  {"cross_entropy_f16_bulk_t64_r4_n2_v16_c0_p2", "cross_entropy", KITE_F16, 1, 1024, 16, 5, kite_v_cross_entropy_f16_bulk_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_f16_bulk_t256_r1_n2_v16_c0_p4", "cross_entropy", KITE_F16, 1, 4096, 16, 5, kite_v_cross_entropy_f16_bulk_t256_r1_n2_v16_c0_p4},
+  {"cross_entropy_f16_bulk_t128_r2_n2_v16_c0_p4", "cross_entropy", KITE_F16, 1, 2048, 16, 5, kite_v_cross_entropy_f16_bulk_t128_r2_n2_v16_c0_p4},
+  {"cross_entropy_f16_bulk_t64_r4_n2_v16_c0_p4", "cross_entropy", KITE_F16, 1, 1024, 16, 5, kite_v_cross_entropy_f16_bulk_t64_r4_n2_v16_c0_p4},
+  {"cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2", "cross_entropy", KITE_F16, 1, 8192, 16, 5, kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2},
+  {"cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2", "cross_entropy", KITE_F16, 1, 16384, 16, 5, kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2},
+  {"cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2", "cross_entropy", KITE_F16, 1, 32768, 16, 5, kite_v_cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2},
+  {"cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p4", "cross_entropy", KITE_F16, 1, 8192, 16, 5, kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p4},
+  {"cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p4", "cross_entropy", KITE_F16, 1, 16384, 16, 5, kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p4},
   {"cross_entropy_f32_reg_t32_r8_n1_v16_c0_p2", "cross_entropy", KITE_F32, 1, 128, 16, 1, kite_v_cross_entropy_f32_reg_t32_r8_n1_v16_c0_p2},
   {"cross_entropy_f32_reg_t256_r1_n2_v16_c0_p1", "cross_entropy", KITE_F32, 1, 2048, 16, 0, kite_v_cross_entropy_f32_reg_t256_r1_n2_v16_c0_p1},
   {"cross_entropy_f32_reg_t128_r2_n2_v16_c0_p1", "cross_entropy", KITE_F32, 1, 1024, 16, 0, kite_v_cross_entropy_f32_reg_t128_r2_n2_v16_c0_p1},
@@ -165,6 +305,19 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_F32, 1, 8192, 16, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1},
   {"cross_entropy_f32_reg_t1024_r1_n4_v16_c0_p1", "cross_entropy", KITE_F32, 1, 16384, 16, 3, kite_v_cross_entropy_f32_reg_t1024_r1_n4_v16_c0_p1},
   {"cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_F32, 1, 1073741824, 16, 2, kite_v_cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p2", "cross_entropy", KITE_F32, 1, 128, 16, 5, kite_v_cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p2},
+  {"cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p4", "cross_entropy", KITE_F32, 1, 128, 16, 5, kite_v_cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p4},
+  {"cross_entropy_f32_bulk_t256_r1_n2_v16_c0_p2", "cross_entropy", KITE_F32, 1, 2048, 16, 5, kite_v_cross_entropy_f32_bulk_t256_r1_n2_v16_c0_p2},
+  {"cross_entropy_f32_bulk_t128_r2_n2_v16_c0_p2", "cross_entropy", KITE_F32, 1, 1024, 16, 5, kite_v_cross_entropy_f32_bulk_t128_r2_n2_v16_c0_p2},
+  {"cross_entropy_f32_bulk_t64_r4_n2_v16_c0_p2", "cross_entropy", KITE_F32, 1, 512, 16, 5, kite_v_cross_entropy_f32_bulk_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_f32_bulk_t256_r1_n2_v16_c0_p4", "cross_entropy", KITE_F32, 1, 2048, 16, 5, kite_v_cross_entropy_f32_bulk_t256_r1_n2_v16_c0_p4},
+  {"cross_entropy_f32_bulk_t128_r2_n2_v16_c0_p4", "cross_entropy", KITE_F32, 1, 1024, 16, 5, kite_v_cross_entropy_f32_bulk_t128_r2_n2_v16_c0_p4},
+  {"cross_entropy_f32_bulk_t64_r4_n2_v16_c0_p4", "cross_entropy", KITE_F32, 1, 512, 16, 5, kite_v_cross_entropy_f32_bulk_t64_r4_n2_v16_c0_p4},
+  {"cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2", "cross_entropy", KITE_F32, 1, 4096, 16, 5, kite_v_cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2},
+  {"cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2", "cross_entropy", KITE_F32, 1, 8192, 16, 5, kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2},
+  {"cross_entropy_f32_bulk_t1024_r1_n4_v16_c0_p2", "cross_entropy", KITE_F32, 1, 16384, 16, 5, kite_v_cross_entropy_f32_bulk_t1024_r1_n4_v16_c0_p2},
+  {"cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p4", "cross_entropy", KITE_F32, 1, 4096, 16, 5, kite_v_cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p4},
+  {"cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4", "cross_entropy", KITE_F32, 1, 8192, 16, 5, kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4},
   {"cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_BF16, 1, 1073741824, 2, 4, kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_F16, 1, 1073741824, 2, 4, kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_F32, 1, 1073741824, 4, 4, kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1},
@@ -179,6 +332,18 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, 1, 16384, 16, 3, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_BF16, 1, 2048, 16, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_BF16, 1, 1024, 16, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_BF16, 1, 256, 16, 5, kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2},
+  {"rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_BF16, 1, 256, 16, 5, kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4},
+  {"rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, 1, 4096, 16, 5, kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2},
+  {"rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, 1, 8192, 16, 5, kite_v_rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p2},
+  {"rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, 1, 16384, 16, 5, kite_v_rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p2},
+  {"rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_BF16, 1, 2048, 16, 5, kite_v_rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p2},
+  {"rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_BF16, 1, 1024, 16, 5, kite_v_rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p4", "rmsnorm", KITE_BF16, 1, 4096, 16, 5, kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p4},
+  {"rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_BF16, 1, 8192, 16, 5, kite_v_rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4},
+  {"rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4", "rmsnorm", KITE_BF16, 1, 16384, 16, 5, kite_v_rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4},
+  {"rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p4", "rmsnorm", KITE_BF16, 1, 2048, 16, 5, kite_v_rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p4},
+  {"rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_BF16, 1, 1024, 16, 5, kite_v_rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4},
   {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F16, 1, 256, 16, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, 1, 4096, 16, 1, kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, 1, 8192, 16, 1, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1},
@@ -190,6 +355,18 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, 1, 16384, 16, 3, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F16, 1, 2048, 16, 0, kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F16, 1, 1024, 16, 0, kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F16, 1, 256, 16, 5, kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p2},
+  {"rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_F16, 1, 256, 16, 5, kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p4},
+  {"rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, 1, 4096, 16, 5, kite_v_rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p2},
+  {"rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, 1, 8192, 16, 5, kite_v_rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2},
+  {"rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, 1, 16384, 16, 5, kite_v_rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p2},
+  {"rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F16, 1, 2048, 16, 5, kite_v_rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p2},
+  {"rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F16, 1, 1024, 16, 5, kite_v_rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p4", "rmsnorm", KITE_F16, 1, 4096, 16, 5, kite_v_rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p4},
+  {"rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F16, 1, 8192, 16, 5, kite_v_rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4},
+  {"rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4", "rmsnorm", KITE_F16, 1, 16384, 16, 5, kite_v_rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4},
+  {"rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p4", "rmsnorm", KITE_F16, 1, 2048, 16, 5, kite_v_rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p4},
+  {"rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_F16, 1, 1024, 16, 5, kite_v_rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4},
   {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F32, 1, 128, 16, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, 1, 2048, 16, 1, kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, 1, 4096, 16, 1, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1},
@@ -201,6 +378,18 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, 1, 8192, 16, 3, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F32, 1, 1024, 16, 0, kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F32, 1, 512, 16, 0, kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F32, 1, 128, 16, 5, kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2},
+  {"rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_F32, 1, 128, 16, 5, kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4},
+  {"rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, 1, 2048, 16, 5, kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2},
+  {"rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, 1, 4096, 16, 5, kite_v_rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p2},
+  {"rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, 1, 8192, 16, 5, kite_v_rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2},
+  {"rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F32, 1, 1024, 16, 5, kite_v_rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p2},
+  {"rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F32, 1, 512, 16, 5, kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p4", "rmsnorm", KITE_F32, 1, 2048, 16, 5, kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p4},
+  {"rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F32, 1, 4096, 16, 5, kite_v_rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4},
+  {"rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4", "rmsnorm", KITE_F32, 1, 8192, 16, 5, kite_v_rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4},
+  {"rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p4", "rmsnorm", KITE_F32, 1, 1024, 16, 5, kite_v_rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p4},
+  {"rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_F32, 1, 512, 16, 5, kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4},
   {"rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1", "rmsnorm", KITE_BF16, 1, 1073741824, 16, 2, kite_v_rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1},
   {"rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1", "rmsnorm", KITE_F16, 1, 1073741824, 16, 2, kite_v_rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1},
   {"rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1", "rmsnorm", KITE_F32, 1, 1073741824, 16, 2, kite_v_rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1},
@@ -219,6 +408,19 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_BF16, 1, 8192, 16, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_BF16, 1, 16384, 16, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t1024_r1_n4_v16_c0_p1", "softmax", KITE_BF16, 1, 32768, 16, 3, kite_v_softmax_bf16_reg_t1024_r1_n4_v16_c0_p1},
+  {"softmax_bf16_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_BF16, 1, 256, 16, 5, kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p2},
+  {"softmax_bf16_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_BF16, 1, 256, 16, 5, kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p4},
+  {"softmax_bf16_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_BF16, 1, 4096, 16, 5, kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p2},
+  {"softmax_bf16_bulk_t128_r2_n2_v16_c0_p2", "softmax", KITE_BF16, 1, 2048, 16, 5, kite_v_softmax_bf16_bulk_t128_r2_n2_v16_c0_p2},
+  {"softmax_bf16_bulk_t64_r4_n2_v16_c0_p2", "softmax", KITE_BF16, 1, 1024, 16, 5, kite_v_softmax_bf16_bulk_t64_r4_n2_v16_c0_p2},
+  {"softmax_bf16_bulk_t256_r1_n2_v16_c0_p4", "softmax", KITE_BF16, 1, 4096, 16, 5, kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p4},
+  {"softmax_bf16_bulk_t128_r2_n2_v16_c0_p4", "softmax", KITE_BF16, 1, 2048, 16, 5, kite_v_softmax_bf16_bulk_t128_r2_n2_v16_c0_p4},
+  {"softmax_bf16_bulk_t64_r4_n2_v16_c0_p4", "softmax", KITE_BF16, 1, 1024, 16, 5, kite_v_softmax_bf16_bulk_t64_r4_n2_v16_c0_p4},
+  {"softmax_bf16_bulk_t256_r1_n4_v16_c0_p2", "softmax", KITE_BF16, 1, 8192, 16, 5, kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2},
+  {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p2", "softmax", KITE_BF16, 1, 16384, 16, 5, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2},
+  {"softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2", "softmax", KITE_BF16, 1, 32768, 16, 5, kite_v_softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2},
+  {"softmax_bf16_bulk_t256_r1_n4_v16_c0_p4", "softmax", KITE_BF16, 1, 8192, 16, 5, kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p4},
+  {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_BF16, 1, 16384, 16, 5, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p4},
   {"softmax_f16_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_F16, 1, 256, 16, 1, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p2},
   {"softmax_f16_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F16, 1, 4096, 16, 0, kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f16_reg_t128_r2_n2_v16_c0_p1", "softmax", KITE_F16, 1, 2048, 16, 0, kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p1},
@@ -231,6 +433,19 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_F16, 1, 8192, 16, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_F16, 1, 16384, 16, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t1024_r1_n4_v16_c0_p1", "softmax", KITE_F16, 1, 32768, 16, 3, kite_v_softmax_f16_reg_t1024_r1_n4_v16_c0_p1},
+  {"softmax_f16_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_F16, 1, 256, 16, 5, kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p2},
+  {"softmax_f16_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_F16, 1, 256, 16, 5, kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p4},
+  {"softmax_f16_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_F16, 1, 4096, 16, 5, kite_v_softmax_f16_bulk_t256_r1_n2_v16_c0_p2},
+  {"softmax_f16_bulk_t128_r2_n2_v16_c0_p2", "softmax", KITE_F16, 1, 2048, 16, 5, kite_v_softmax_f16_bulk_t128_r2_n2_v16_c0_p2},
+  {"softmax_f16_bulk_t64_r4_n2_v16_c0_p2", "softmax", KITE_F16, 1, 1024, 16, 5, kite_v_softmax_f16_bulk_t64_r4_n2_v16_c0_p2},
+  {"softmax_f16_bulk_t256_r1_n2_v16_c0_p4", "softmax", KITE_F16, 1, 4096, 16, 5, kite_v_softmax_f16_bulk_t256_r1_n2_v16_c0_p4},
+  {"softmax_f16_bulk_t128_r2_n2_v16_c0_p4", "softmax", KITE_F16, 1, 2048, 16, 5, kite_v_softmax_f16_bulk_t128_r2_n2_v16_c0_p4},
+  {"softmax_f16_bulk_t64_r4_n2_v16_c0_p4", "softmax", KITE_F16, 1, 1024, 16, 5, kite_v_softmax_f16_bulk_t64_r4_n2_v16_c0_p4},
+  {"softmax_f16_bulk_t256_r1_n4_v16_c0_p2", "softmax", KITE_F16, 1, 8192, 16, 5, kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2},
+  {"softmax_f16_bulk_t512_r1_n4_v16_c0_p2", "softmax", KITE_F16, 1, 16384, 16, 5, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2},
+  {"softmax_f16_bulk_t1024_r1_n4_v16_c0_p2", "softmax", KITE_F16, 1, 32768, 16, 5, kite_v_softmax_f16_bulk_t1024_r1_n4_v16_c0_p2},
+  {"softmax_f16_bulk_t256_r1_n4_v16_c0_p4", "softmax", KITE_F16, 1, 8192, 16, 5, kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p4},
+  {"softmax_f16_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_F16, 1, 16384, 16, 5, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p4},
   {"softmax_f32_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_F32, 1, 128, 16, 1, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p2},
   {"softmax_f32_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F32, 1, 2048, 16, 0, kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f32_reg_t128_r2_n2_v16_c0_p1", "softmax", KITE_F32, 1, 1024, 16, 0, kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p1},
@@ -243,6 +458,19 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_F32, 1, 4096, 16, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_F32, 1, 8192, 16, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t1024_r1_n4_v16_c0_p1", "softmax", KITE_F32, 1, 16384, 16, 3, kite_v_softmax_f32_reg_t1024_r1_n4_v16_c0_p1},
+  {"softmax_f32_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_F32, 1, 128, 16, 5, kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p2},
+  {"softmax_f32_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_F32, 1, 128, 16, 5, kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p4},
+  {"softmax_f32_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_F32, 1, 2048, 16, 5, kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p2},
+  {"softmax_f32_bulk_t128_r2_n2_v16_c0_p2", "softmax", KITE_F32, 1, 1024, 16, 5, kite_v_softmax_f32_bulk_t128_r2_n2_v16_c0_p2},
+  {"softmax_f32_bulk_t64_r4_n2_v16_c0_p2", "softmax", KITE_F32, 1, 512, 16, 5, kite_v_softmax_f32_bulk_t64_r4_n2_v16_c0_p2},
+  {"softmax_f32_bulk_t256_r1_n2_v16_c0_p4", "softmax", KITE_F32, 1, 2048, 16, 5, kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p4},
+  {"softmax_f32_bulk_t128_r2_n2_v16_c0_p4", "softmax", KITE_F32, 1, 1024, 16, 5, kite_v_softmax_f32_bulk_t128_r2_n2_v16_c0_p4},
+  {"softmax_f32_bulk_t64_r4_n2_v16_c0_p4", "softmax", KITE_F32, 1, 512, 16, 5, kite_v_softmax_f32_bulk_t64_r4_n2_v16_c0_p4},
+  {"softmax_f32_bulk_t256_r1_n4_v16_c0_p2", "softmax", KITE_F32, 1, 4096, 16, 5, kite_v_softmax_f32_bulk_t256_r1_n4_v16_c0_p2},
+  {"softmax_f32_bulk_t512_r1_n4_v16_c0_p2", "softmax", KITE_F32, 1, 8192, 16, 5, kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p2},
+  {"softmax_f32_bulk_t1024_r1_n4_v16_c0_p2", "softmax", KITE_F32, 1, 16384, 16, 5, kite_v_softmax_f32_bulk_t1024_r1_n4_v16_c0_p2},
+  {"softmax_f32_bulk_t256_r1_n4_v16_c0_p4", "softmax", KITE_F32, 1, 4096, 16, 5, kite_v_softmax_f32_bulk_t256_r1_n4_v16_c0_p4},
+  {"softmax_f32_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_F32, 1, 8192, 16, 5, kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p4},
   {"softmax_bf16_loop_t512_r1_n4_v16_c3_p1", "softmax", KITE_BF16, 1, 1073741824, 16, 2, kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1},
   {"softmax_f16_loop_t512_r1_n4_v16_c3_p1", "softmax", KITE_F16, 1, 1073741824, 16, 2, kite_v_softmax_f16_loop_t512_r1_n4_v16_c3_p1},
   {"softmax_f32_loop_t512_r1_n4_v16_c3_p1", "softmax", KITE_F32, 1, 1073741824, 16, 2, kite_v_softmax_f32_loop_t512_r1_n4_v16_c3_p1},
@@ -250,4 +478,4 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, 1, 1073741824, 2, 4, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, 1, 1073741824, 4, 4, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 123;
+const int32_t kite_variants_len = 237;

@@ -19,12 +19,13 @@ constexpr int kThreads = 128;            // threads per row
 constexpr int kRows = 2;               // rows per CTA
 constexpr int kNv = 2;                 // accesses per thread per chunk
 constexpr int kVec = 4;                // elements per access
-constexpr bool kResident = true;        // whole row held in registers
+constexpr bool kResident = true;        // one chunk per row, held in registers
+constexpr bool kBulk = false;            // ... arriving through shared memory by bulk copies
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
-constexpr int kMinCtas = 4;            // CTAs per SM the register cap allows
-constexpr int kPipe = 1;               // row blocks a CTA has in flight (2: persistent, prefetching)
+constexpr int kMinCtas = 4;            // CTAs per SM it is built for (registers, shared memory)
+constexpr int kPipe = 1;               // row blocks a CTA has in flight (> 1: persistent, prefetching)
 constexpr int kCacheChunks = 0;        // chunks the output pass rereads from shared memory
 
 __device__ __forceinline__ float to_f32(elem_t v) { return v; }
@@ -37,8 +38,11 @@ constexpr float kLog2e = 1.4426950408889634f;
 struct __align__(kVec * sizeof(elem_t)) raw_t { elem_t e[kVec]; };
 
 constexpr int kDefaultSmem = 48 * 1024;   // dynamic shared memory allowed without opting in
-constexpr int kCacheBytes = kCacheChunks * kNv * kThreads * (int)sizeof(raw_t);
+constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
+constexpr int kStageRaw = kRows * kSlot;  // accesses in one bulk stage
+constexpr int kDynSmem = (kCacheChunks * kNv * kThreads + (kBulk ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
 static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
+static_assert(kCacheChunks == 0 || !kBulk, "bulk stages and the row cache share dynamic memory");
 
 
 // Read-only path loads.  An intrinsic rather than inline asm: the compiler
@@ -106,7 +110,8 @@ __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, i
 }
 
 // The row cache: [chunk][access][thread], so a warp's accesses are contiguous.
-// Each thread reads back only what it wrote, so no barrier is needed.
+// Each thread reads back only what it wrote, so no barrier is needed.  Bulk
+// variants keep their stages here instead.
 extern __shared__ raw_t row_cache[];
 
 __device__ __forceinline__ void cache_put(int c, int t, const raw_t (&r)[kNv])
@@ -221,6 +226,7 @@ struct place_t {
   int64_t row;   // global row index for the current row block
   int t;         // thread index within the row
   bool live;     // row < M (dead rows still join the CTA barriers)
+  const raw_t *stage;   // bulk rows: this row's chunk in shared memory
 };
 
 __device__ __forceinline__ place_t place(int64_t block, int64_t M)
@@ -229,6 +235,7 @@ __device__ __forceinline__ place_t place(int64_t block, int64_t M)
   p.row = block * kRows + threadIdx.x / kThreads;
   p.t = threadIdx.x % kThreads;
   p.live = p.row < M;
+  p.stage = nullptr;
   return p;
 }
 
@@ -242,14 +249,33 @@ __device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t
   return static_cast<elem_t *>(base) + (p.live ? p.row * ld : 0);
 }
 
+// Runs body(place) for each row block this CTA owns; the barrier between
+// blocks keeps the reduction scratch from being overwritten early.
+template <typename F>
+__device__ __forceinline__ void for_row_blocks(int64_t M, F body)
+{
+  const int64_t blocks = (M + kRows - 1) / kRows;
+  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+    body(place(b, M));
+    if (b + gridDim.x < blocks) __syncthreads();
+  }
+}
+
+// The chunk of a resident row this thread holds, from global memory.
+__device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv])
+{
+  load_chunk(row, 0, p.t, n, r);
+}
+
 // Resident rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ...; with
 // kPipe > 1 it loads the next block while it finishes this one, so loads stay
 // in flight through the reduction and the stores.  finish(place, row, k) gets
 // k = 0, 1, 0, ... to alternate its reduction scratch, which makes a barrier
 // between blocks unnecessary.
 template <typename Row, typename Load, typename Finish>
-__device__ __forceinline__ void pipeline_rows(int64_t M, Load load, Finish finish)
+__device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Finish finish)
 {
+  const int64_t M = a.M;
   const int64_t blocks = (M + kRows - 1) / kRows;
   int64_t b = blockIdx.x;
   if (b >= blocks) return;
@@ -262,18 +288,6 @@ __device__ __forceinline__ void pipeline_rows(int64_t M, Load load, Finish finis
     if (nb >= blocks) break;
     cur = kPipe > 1 ? nxt : load(place(nb, M));
     b = nb;
-  }
-}
-
-// Runs body(place) for each row block this CTA owns; the barrier between
-// blocks keeps the reduction scratch from being overwritten early.
-template <typename F>
-__device__ __forceinline__ void for_row_blocks(int64_t M, F body)
-{
-  const int64_t blocks = (M + kRows - 1) / kRows;
-  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
-    body(place(b, M));
-    if (b + gridDim.x < blocks) __syncthreads();
   }
 }
 
@@ -334,9 +348,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
     load_chunk(w, 0, threadIdx.x % kThreads, n, wr);   // once per CTA
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
-    pipeline_rows<row_t>(a.M, [&](place_t p) {
+    pipeline_rows<row_t>(a, [&](place_t p) {
       row_t x = {};
-      if (p.live) load_chunk(row_in(a.x, a.ldx, p), 0, p.t, n, x.r);
+      if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, x.r);
       return x;
     }, [&](place_t p, const row_t &x, int k) {
       const int m = p.live ? n : 0;   // dead rows touch nothing
@@ -382,10 +396,10 @@ extern "C" cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1(const void *a
     limit = (int64_t)sms * kMinCtas;
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit);
-  if (kCacheBytes > kDefaultSmem) {
-    const cudaError_t e = cudaFuncSetAttribute(rmsnorm_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, kCacheBytes);
+  if (kDynSmem > kDefaultSmem) {
+    const cudaError_t e = cudaFuncSetAttribute(rmsnorm_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, kDynSmem);
     if (e != cudaSuccess) return e;
   }
-  rmsnorm_fwd<<<grid, kCtaThreads, kCacheBytes, stream>>>(*a);
+  rmsnorm_fwd<<<grid, kCtaThreads, kDynSmem, stream>>>(*a);
   return cudaGetLastError();
 }

@@ -43,12 +43,12 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const
   __shared__ ms_t red[2][kRows][kWarps];
   const int n = (int)a.N;
   if constexpr (kResident) {
-    pipeline_rows<row_t>(a.M, [&](place_t p) {
+    pipeline_rows<row_t>(a, [&](place_t p) {
       row_t x = {};
       x.tg = { true, 0.f };
       if (!p.live) return x;
       const elem_t *xr = row_in(a.x, a.ldx, p);
-      load_chunk(xr, 0, p.t, n, x.r);
+      load_row(xr, p, n, x.r);
       if (p.t == 0) x.tg = fetch_target(a, xr, p.row);
       return x;
     }, [&](place_t p, const row_t &x, int k) {

@@ -2,6 +2,7 @@
 -- share: their parameter space, the dispatch metadata, and the CUDA prelude
 -- (types, vector access, reductions) that every variant file carries.
 local dtypes = require "lib.dtypes"
+local ptx = require "lib.ptx"
 
 local M = {}
 
@@ -12,7 +13,10 @@ local M = {}
 -- (N <= one chunk: read once); mode "loop" streams the row in chunks.  Ops
 -- with an output pass (two_pass) read the row again there: the first `cache`
 -- chunks from shared memory, where the first pass left them, the rest from
--- global memory (L2 holds much of it).
+-- global memory (L2 holds much of it).  mode "bulk" holds one chunk per row
+-- like "reg", but the row arrives in shared memory by bulk copies (1-D TMA)
+-- issued `pipe` row blocks ahead: bytes in flight cost shared memory, not
+-- registers.
 M.THREAD_COUNTS = { 32, 64, 128, 256, 512, 1024 }
 M.CTA_THREADS = 256   -- smallest CTA: keeps enough warps per SM for small rows
 -- Longest row: element indices (int in the kernels) stay clear of overflow
@@ -22,13 +26,13 @@ M.N_MAX = 1 << 30
 function M.axes()
   return {
     dtype = { "bf16", "f16", "f32" },
-    mode = { "reg", "loop" },
+    mode = { "reg", "loop", "bulk" },
     threads = M.THREAD_COUNTS,
     rows = { 1, 2, 4, 8 },
     nv = { 1, 2, 4 },
     access = { "v16", "e1" },
     cache = { 0, 3, 6 },
-    pipe = { 1, 2 },
+    pipe = { 1, 2, 4 },
   }
 end
 
@@ -63,13 +67,35 @@ end
 -- holds at most 32 bytes and a CTA at most 4 rows, else 1024 (64); both keep
 -- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
+  if p.mode == "bulk" then return M.BULK_THREADS end
   if opts.occupancy then return opts.occupancy end
   return (M.footprint(p) <= 32 and p.rows <= 4) and 1536 or 1024
 end
 
--- Shared memory the row cache takes.
+-- Dynamic shared memory: the row cache of a streaming variant, or the
+-- stages of a bulk one (pipe stages of `rows` rows, one chunk each).
 function M.smem(p)
+  if p.mode == "bulk" then return p.pipe * p.rows * M.chunk(p) * dtypes[p.dtype].size end
   return p.cache * p.threads * p.nv * 16
+end
+
+-- Static shared memory a resident variant declares, bounded from above: the
+-- reduction scratch and barriers (1 KB), and w's slots when the op keeps it
+-- there (opts.shared_w).
+function M.static_smem(p, opts)
+  local w = (opts.shared_w and p.mode ~= "loop") and p.nv * p.threads * p.rows * 16 or 0
+  return 1024 + w
+end
+
+M.SM_SMEM = 228 * 1024       -- shared memory of one SM, 1 KB of it reserved per CTA
+M.BULK_THREADS = 1024        -- threads per SM a bulk variant aims at (64 registers)
+
+-- CTAs per SM a variant is built for (the __launch_bounds__ minimum).
+function M.min_ctas(p, opts)
+  local cta = p.threads * p.rows
+  local by_threads = M.occupancy(p, opts) // cta
+  if p.mode ~= "bulk" then return by_threads end
+  return math.min(by_threads, M.SM_SMEM // (M.smem(p) + M.static_smem(p, opts) + 1024))
 end
 
 -- What each row op needs of the space: two_pass when it writes an output row
@@ -78,21 +104,34 @@ end
 -- threads per SM (cross-entropy's target fetch needs the registers of the
 -- 1024-thread budget), pipe_first = the pipe value ranked first (measured:
 -- rmsnorm gains from pipelining with w in shared memory; softmax and
--- cross-entropy ran faster with one row block per CTA and more CTAs).
+-- cross-entropy ran faster with one row block per CTA and more CTAs),
+-- shared_w when resident variants keep w in shared memory.
 M.OPS = {
-  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, pipe_first = 2 },
+  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, pipe_first = 2, shared_w = true },
   softmax = { two_pass = true, stream_operands = 1, pipe_first = 1 },
   cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024, pipe_first = 1 },
 }
 
+-- Bulk variants: resident rows' register ladder (tiny rows take one access),
+-- 2 or 4 stages, and at least one CTA per SM within the shared memory.
+function M.bulk_valid(p, opts)
+  if p.access ~= "v16" or p.cache ~= 0 then return false, "bulk copies are 16-byte, uncached" end
+  if p.pipe == 1 then return false, "bulk rows need two stages or more" end
+  if M.min_ctas(p, opts) < 1 then return false, "shared memory" end
+  if p.threads == 32 then return p.nv == 1 end
+  return ladder_ok({ threads = p.threads, nv = p.nv, pipe = 1 }, opts)
+end
+
 function M.valid(p, opts)
-  if M.smem(p) > M.SMEM_LIMIT then return false, "shared memory" end
+  if M.smem(p) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
+  if p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then
+    return false, "CTA size"
+  end
+  if p.mode == "bulk" then return M.bulk_valid(p, opts) end
+  if p.pipe > 2 then return false, "only bulk rows take more than two stages" end
   local streaming = p.mode == "loop" and p.access == "v16"
   if p.cache > 0 and not (opts.two_pass and streaming) then
     return false, "cache only serves a second pass"
-  end
-  if p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then
-    return false, "CTA size"
   end
   if p.pipe > 1 and (p.mode ~= "reg" or M.footprint(p) > M.PIPE_BYTES) then
     return false, "only resident rows pipeline, within the registers"
@@ -120,8 +159,12 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 --   2     streaming rows (16-byte accesses)
 --   3     resident rows of 1024 threads: slower than streaming where both fit
 --   4     element-wise streaming, for unaligned data
+--   5     bulk rows: not measured yet, so never preferred
 function M.meta(p, opts)
   local size = dtypes[p.dtype].size
+  if p.mode == "bulk" then
+    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = 5 }
+  end
   if p.mode == "reg" then
     local rank = p.threads == 1024 and 3 or (p.pipe == opts.pipe_first and 0 or 1)
     return { n_min = 1, n_max = M.chunk(p), align = 16, rank = rank }
@@ -166,16 +209,24 @@ constexpr int kThreads = %d;            // threads per row
 constexpr int kRows = %d;               // rows per CTA
 constexpr int kNv = %d;                 // accesses per thread per chunk
 constexpr int kVec = %d;                // elements per access
-constexpr bool kResident = %s;        // whole row held in registers
+constexpr bool kResident = %s;        // one chunk per row, held in registers
+constexpr bool kBulk = %s;            // ... arriving through shared memory by bulk copies
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
-constexpr int kMinCtas = %d;            // CTAs per SM the register cap allows
-constexpr int kPipe = %d;               // row blocks a CTA has in flight (2: persistent, prefetching)
+constexpr int kMinCtas = %d;            // CTAs per SM it is built for (registers, shared memory)
+constexpr int kPipe = %d;               // row blocks a CTA has in flight (> 1: persistent, prefetching)
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
-]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode == "reg"), M.occupancy(p, opts) // (p.threads * p.rows), p.pipe, p.cache))
+]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode ~= "loop"), tostring(p.mode == "bulk"),
+    M.min_ctas(p, opts), p.pipe, p.cache))
   add(d.convert())
   add(M.DEVICE)
+  if p.mode == "bulk" then
+    add(ptx.helpers({ "SMEM", "MBARRIER", "BULK" }))
+    add(M.BULK_ROWS)
+  else
+    add(M.REG_ROWS)
+  end
   add("}  // namespace\n")
   return table.concat(out, "\n")
 end
@@ -196,11 +247,11 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
     limit = (int64_t)sms * kMinCtas;
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit);
-  if (kCacheBytes > kDefaultSmem) {
-    const cudaError_t e = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, kCacheBytes);
+  if (kDynSmem > kDefaultSmem) {
+    const cudaError_t e = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, kDynSmem);
     if (e != cudaSuccess) return e;
   }
-  %s<<<grid, kCtaThreads, kCacheBytes, stream>>>(*a);
+  %s<<<grid, kCtaThreads, kDynSmem, stream>>>(*a);
   return cudaGetLastError();
 }]], name, kernel, kernel)
 end
@@ -213,8 +264,11 @@ constexpr float kLog2e = 1.4426950408889634f;
 struct __align__(kVec * sizeof(elem_t)) raw_t { elem_t e[kVec]; };
 
 constexpr int kDefaultSmem = 48 * 1024;   // dynamic shared memory allowed without opting in
-constexpr int kCacheBytes = kCacheChunks * kNv * kThreads * (int)sizeof(raw_t);
+constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
+constexpr int kStageRaw = kRows * kSlot;  // accesses in one bulk stage
+constexpr int kDynSmem = (kCacheChunks * kNv * kThreads + (kBulk ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
 static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
+static_assert(kCacheChunks == 0 || !kBulk, "bulk stages and the row cache share dynamic memory");
 
 
 // Read-only path loads.  An intrinsic rather than inline asm: the compiler
@@ -282,7 +336,8 @@ __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, i
 }
 
 // The row cache: [chunk][access][thread], so a warp's accesses are contiguous.
-// Each thread reads back only what it wrote, so no barrier is needed.
+// Each thread reads back only what it wrote, so no barrier is needed.  Bulk
+// variants keep their stages here instead.
 extern __shared__ raw_t row_cache[];
 
 __device__ __forceinline__ void cache_put(int c, int t, const raw_t (&r)[kNv])
@@ -397,6 +452,7 @@ struct place_t {
   int64_t row;   // global row index for the current row block
   int t;         // thread index within the row
   bool live;     // row < M (dead rows still join the CTA barriers)
+  const raw_t *stage;   // bulk rows: this row's chunk in shared memory
 };
 
 __device__ __forceinline__ place_t place(int64_t block, int64_t M)
@@ -405,6 +461,7 @@ __device__ __forceinline__ place_t place(int64_t block, int64_t M)
   p.row = block * kRows + threadIdx.x / kThreads;
   p.t = threadIdx.x % kThreads;
   p.live = p.row < M;
+  p.stage = nullptr;
   return p;
 }
 
@@ -418,14 +475,36 @@ __device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t
   return static_cast<elem_t *>(base) + (p.live ? p.row * ld : 0);
 }
 
+// Runs body(place) for each row block this CTA owns; the barrier between
+// blocks keeps the reduction scratch from being overwritten early.
+template <typename F>
+__device__ __forceinline__ void for_row_blocks(int64_t M, F body)
+{
+  const int64_t blocks = (M + kRows - 1) / kRows;
+  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+    body(place(b, M));
+    if (b + gridDim.x < blocks) __syncthreads();
+  }
+}
+]]
+
+-- Resident rows held in registers: the row driver for modes "reg".
+M.REG_ROWS = [[
+// The chunk of a resident row this thread holds, from global memory.
+__device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv])
+{
+  load_chunk(row, 0, p.t, n, r);
+}
+
 // Resident rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ...; with
 // kPipe > 1 it loads the next block while it finishes this one, so loads stay
 // in flight through the reduction and the stores.  finish(place, row, k) gets
 // k = 0, 1, 0, ... to alternate its reduction scratch, which makes a barrier
 // between blocks unnecessary.
 template <typename Row, typename Load, typename Finish>
-__device__ __forceinline__ void pipeline_rows(int64_t M, Load load, Finish finish)
+__device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Finish finish)
 {
+  const int64_t M = a.M;
   const int64_t blocks = (M + kRows - 1) / kRows;
   int64_t b = blockIdx.x;
   if (b >= blocks) return;
@@ -440,16 +519,80 @@ __device__ __forceinline__ void pipeline_rows(int64_t M, Load load, Finish finis
     b = nb;
   }
 }
+]]
 
-// Runs body(place) for each row block this CTA owns; the barrier between
-// blocks keeps the reduction scratch from being overwritten early.
-template <typename F>
-__device__ __forceinline__ void for_row_blocks(int64_t M, F body)
+-- Resident rows staged in shared memory by bulk copies: the driver for mode "bulk".
+M.BULK_ROWS = [[
+// Bytes of a row the bulk copy moves: its whole accesses.  The rest (under 16
+// bytes) is read from global memory by the thread that owns it.
+__device__ __forceinline__ uint32_t bulk_bytes(int n)
 {
-  const int64_t blocks = (M + kRows - 1) / kRows;
+  return (uint32_t)(n / kVec) * (uint32_t)sizeof(raw_t);
+}
+
+// Thread 0 only: copies the rows of `block` into a stage and arms its barrier
+// with their bytes (zero bytes: the arrival alone completes the phase).
+__device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t block, raw_t *stage, uint64_t *bar)
+{
+  const int64_t first = block * kRows;
+  const int rows = (int)(a.M - first < kRows ? a.M - first : kRows);
+  const uint32_t bytes = bulk_bytes((int)a.N);
+  mbar_arrive_expect_tx(bar, bytes * (uint32_t)rows);
+  if (bytes == 0) return;
+  const elem_t *x = static_cast<const elem_t *>(a.x);
+  for (int r = 0; r < rows; ++r) bulk_load(stage + r * kSlot, x + (first + r) * a.ldx, bytes, bar);
+}
+
+// The chunk of a resident row this thread holds, from its stage (the tail
+// access from global memory).
+__device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv])
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(0, j, p.t);
+    if (i + kVec <= n) r[j] = p.stage[j * kThreads + p.t];
+    else if (i < n) r[j] = load_raw(row, i, n);
+  }
+}
+
+// Bulk rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ... with
+// kPipe stages in shared memory, each refilled by thread 0 as soon as every
+// thread has taken its accesses out of it, so kPipe - 1 blocks stay in flight
+// through each block's reduction and stores.  Same contract as the register
+// driver: load(place) reads the row (through load_row), finish(place, row, k).
+template <typename Row, typename Load, typename Finish>
+__device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Finish finish)
+{
+  __shared__ uint64_t full[kPipe];
+  const int64_t blocks = (a.M + kRows - 1) / kRows;
+  if ((int64_t)blockIdx.x >= blocks) return;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kPipe; ++s) mbar_init(&full[s], 1);
+    mbar_fence_init();
+  }
+  __syncthreads();   // barriers initialised before anyone uses them
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kPipe; ++s) {
+      const int64_t b = blockIdx.x + (int64_t)s * gridDim.x;
+      if (b < blocks) stage_issue(a, b, row_cache + s * kStageRaw, &full[s]);
+    }
+  }
+  int s = 0, k = 0;
+  uint32_t parity = 0;
   for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
-    body(place(b, M));
-    if (b + gridDim.x < blocks) __syncthreads();
+    mbar_wait(&full[s], parity);
+    place_t p = place(b, a.M);
+    p.stage = row_cache + s * kStageRaw + threadIdx.x / kThreads * kSlot;
+    const Row cur = load(p);
+    __syncthreads();   // stage s is read out: refill it
+    const int64_t nb = b + (int64_t)kPipe * gridDim.x;
+    if (threadIdx.x == 0 && nb < blocks) {
+      fence_proxy_async_smem();
+      stage_issue(a, nb, row_cache + s * kStageRaw, &full[s]);
+    }
+    finish(p, cur, k);
+    k ^= 1;
+    if (++s == kPipe) { s = 0; parity ^= 1; }
   }
 }
 ]]

@@ -55,9 +55,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
     load_chunk(w, 0, threadIdx.x % kThreads, n, wr);   // once per CTA
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
-    pipeline_rows<row_t>(a.M, [&](place_t p) {
+    pipeline_rows<row_t>(a, [&](place_t p) {
       row_t x = {};
-      if (p.live) load_chunk(row_in(a.x, a.ldx, p), 0, p.t, n, x.r);
+      if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, x.r);
       return x;
     }, [&](place_t p, const row_t &x, int k) {
       const int m = p.live ? n : 0;   // dead rows touch nothing

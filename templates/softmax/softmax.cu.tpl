@@ -38,9 +38,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_
   __shared__ ms_t red[2][kRows][kWarps];
   const int n = (int)a.N;
   if constexpr (kResident) {
-    pipeline_rows<row_t>(a.M, [&](place_t p) {
+    pipeline_rows<row_t>(a, [&](place_t p) {
       row_t x = {};
-      if (p.live) load_chunk(row_in(a.x, a.ldx, p), 0, p.t, n, x.r);
+      if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, x.r);
       return x;
     }, [&](place_t p, const row_t &x, int k) {
       const int m = p.live ? n : 0;   // dead rows touch nothing
