@@ -27,6 +27,8 @@ cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2(const void *args
 cudaError_t kite_v_cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -53,6 +55,8 @@ cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2(const void *args,
 cudaError_t kite_v_cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -79,6 +83,8 @@ cudaError_t kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2(const void *args,
 cudaError_t kite_v_cross_entropy_f32_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -105,6 +111,8 @@ cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4(const void *args, cuda
 cudaError_t kite_v_rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -128,6 +136,8 @@ cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -151,6 +161,14 @@ cudaError_t kite_v_rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
@@ -182,6 +200,8 @@ cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2(const void *args, cuda
 cudaError_t kite_v_softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -207,6 +227,8 @@ cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2(const void *args, cudaS
 cudaError_t kite_v_softmax_f16_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -232,9 +254,17 @@ cudaError_t kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p2(const void *args, cudaS
 cudaError_t kite_v_softmax_f32_bulk_t1024_r1_n4_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_loop_t512_r1_n4_v16_c3_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_loop_t512_r1_n4_v16_c3_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -266,6 +296,8 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2", "cross_entropy", KITE_BF16, 1, 32768, 16, 5, kite_v_cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2},
   {"cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p4", "cross_entropy", KITE_BF16, 1, 8192, 16, 5, kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p4},
   {"cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p4", "cross_entropy", KITE_BF16, 1, 16384, 16, 5, kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p4},
+  {"cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2", "cross_entropy", KITE_BF16, 1, 1073741824, 16, 5, kite_v_cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2},
+  {"cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p4", "cross_entropy", KITE_BF16, 1, 1073741824, 16, 5, kite_v_cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p4},
   {"cross_entropy_f16_reg_t32_r8_n1_v16_c0_p2", "cross_entropy", KITE_F16, 1, 256, 16, 1, kite_v_cross_entropy_f16_reg_t32_r8_n1_v16_c0_p2},
   {"cross_entropy_f16_reg_t256_r1_n2_v16_c0_p1", "cross_entropy", KITE_F16, 1, 4096, 16, 0, kite_v_cross_entropy_f16_reg_t256_r1_n2_v16_c0_p1},
   {"cross_entropy_f16_reg_t128_r2_n2_v16_c0_p1", "cross_entropy", KITE_F16, 1, 2048, 16, 0, kite_v_cross_entropy_f16_reg_t128_r2_n2_v16_c0_p1},
@@ -292,6 +324,8 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2", "cross_entropy", KITE_F16, 1, 32768, 16, 5, kite_v_cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2},
   {"cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p4", "cross_entropy", KITE_F16, 1, 8192, 16, 5, kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p4},
   {"cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p4", "cross_entropy", KITE_F16, 1, 16384, 16, 5, kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p4},
+  {"cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2", "cross_entropy", KITE_F16, 1, 1073741824, 16, 5, kite_v_cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2},
+  {"cross_entropy_f16_stream_t512_r1_n2_v16_c0_p4", "cross_entropy", KITE_F16, 1, 1073741824, 16, 5, kite_v_cross_entropy_f16_stream_t512_r1_n2_v16_c0_p4},
   {"cross_entropy_f32_reg_t32_r8_n1_v16_c0_p2", "cross_entropy", KITE_F32, 1, 128, 16, 1, kite_v_cross_entropy_f32_reg_t32_r8_n1_v16_c0_p2},
   {"cross_entropy_f32_reg_t256_r1_n2_v16_c0_p1", "cross_entropy", KITE_F32, 1, 2048, 16, 0, kite_v_cross_entropy_f32_reg_t256_r1_n2_v16_c0_p1},
   {"cross_entropy_f32_reg_t128_r2_n2_v16_c0_p1", "cross_entropy", KITE_F32, 1, 1024, 16, 0, kite_v_cross_entropy_f32_reg_t128_r2_n2_v16_c0_p1},
@@ -318,6 +352,8 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f32_bulk_t1024_r1_n4_v16_c0_p2", "cross_entropy", KITE_F32, 1, 16384, 16, 5, kite_v_cross_entropy_f32_bulk_t1024_r1_n4_v16_c0_p2},
   {"cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p4", "cross_entropy", KITE_F32, 1, 4096, 16, 5, kite_v_cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p4},
   {"cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4", "cross_entropy", KITE_F32, 1, 8192, 16, 5, kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4},
+  {"cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2", "cross_entropy", KITE_F32, 1, 1073741824, 16, 5, kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2},
+  {"cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4", "cross_entropy", KITE_F32, 1, 1073741824, 16, 5, kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4},
   {"cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_BF16, 1, 1073741824, 2, 4, kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_F16, 1, 1073741824, 2, 4, kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_F32, 1, 1073741824, 4, 4, kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1},
@@ -344,6 +380,8 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4", "rmsnorm", KITE_BF16, 1, 16384, 16, 5, kite_v_rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4},
   {"rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p4", "rmsnorm", KITE_BF16, 1, 2048, 16, 5, kite_v_rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p4},
   {"rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_BF16, 1, 1024, 16, 5, kite_v_rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4},
+  {"rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, 1, 1073741824, 16, 5, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p2},
+  {"rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_BF16, 1, 1073741824, 16, 5, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4},
   {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F16, 1, 256, 16, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, 1, 4096, 16, 1, kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, 1, 8192, 16, 1, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1},
@@ -367,6 +405,8 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4", "rmsnorm", KITE_F16, 1, 16384, 16, 5, kite_v_rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4},
   {"rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p4", "rmsnorm", KITE_F16, 1, 2048, 16, 5, kite_v_rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p4},
   {"rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_F16, 1, 1024, 16, 5, kite_v_rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4},
+  {"rmsnorm_f16_stream_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, 1, 1073741824, 16, 5, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p2},
+  {"rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F16, 1, 1073741824, 16, 5, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4},
   {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F32, 1, 128, 16, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, 1, 2048, 16, 1, kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, 1, 4096, 16, 1, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1},
@@ -390,6 +430,14 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4", "rmsnorm", KITE_F32, 1, 8192, 16, 5, kite_v_rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4},
   {"rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p4", "rmsnorm", KITE_F32, 1, 1024, 16, 5, kite_v_rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p4},
   {"rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_F32, 1, 512, 16, 5, kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4},
+  {"rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, 1, 1073741824, 16, 5, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2},
+  {"rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F32, 1, 1073741824, 16, 5, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4},
+  {"rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_BF16, 1, 1073741824, 16, 5, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2},
+  {"rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4", "rmsnorm", KITE_BF16, 1, 1073741824, 16, 5, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4},
+  {"rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_F16, 1, 1073741824, 16, 5, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2},
+  {"rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4", "rmsnorm", KITE_F16, 1, 1073741824, 16, 5, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4},
+  {"rmsnorm_f32_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_F32, 1, 1073741824, 16, 5, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c3_p2},
+  {"rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4", "rmsnorm", KITE_F32, 1, 1073741824, 16, 5, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4},
   {"rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1", "rmsnorm", KITE_BF16, 1, 1073741824, 16, 2, kite_v_rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1},
   {"rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1", "rmsnorm", KITE_F16, 1, 1073741824, 16, 2, kite_v_rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1},
   {"rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1", "rmsnorm", KITE_F32, 1, 1073741824, 16, 2, kite_v_rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1},
@@ -421,6 +469,8 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2", "softmax", KITE_BF16, 1, 32768, 16, 5, kite_v_softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2},
   {"softmax_bf16_bulk_t256_r1_n4_v16_c0_p4", "softmax", KITE_BF16, 1, 8192, 16, 5, kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p4},
   {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_BF16, 1, 16384, 16, 5, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p4},
+  {"softmax_bf16_stream_t512_r1_n2_v16_c0_p2", "softmax", KITE_BF16, 1, 1073741824, 16, 5, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p2},
+  {"softmax_bf16_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_BF16, 1, 1073741824, 16, 5, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p4},
   {"softmax_f16_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_F16, 1, 256, 16, 1, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p2},
   {"softmax_f16_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F16, 1, 4096, 16, 0, kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f16_reg_t128_r2_n2_v16_c0_p1", "softmax", KITE_F16, 1, 2048, 16, 0, kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p1},
@@ -446,6 +496,8 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_bulk_t1024_r1_n4_v16_c0_p2", "softmax", KITE_F16, 1, 32768, 16, 5, kite_v_softmax_f16_bulk_t1024_r1_n4_v16_c0_p2},
   {"softmax_f16_bulk_t256_r1_n4_v16_c0_p4", "softmax", KITE_F16, 1, 8192, 16, 5, kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p4},
   {"softmax_f16_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_F16, 1, 16384, 16, 5, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p4},
+  {"softmax_f16_stream_t512_r1_n2_v16_c0_p2", "softmax", KITE_F16, 1, 1073741824, 16, 5, kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p2},
+  {"softmax_f16_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_F16, 1, 1073741824, 16, 5, kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p4},
   {"softmax_f32_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_F32, 1, 128, 16, 1, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p2},
   {"softmax_f32_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F32, 1, 2048, 16, 0, kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f32_reg_t128_r2_n2_v16_c0_p1", "softmax", KITE_F32, 1, 1024, 16, 0, kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p1},
@@ -471,11 +523,19 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_bulk_t1024_r1_n4_v16_c0_p2", "softmax", KITE_F32, 1, 16384, 16, 5, kite_v_softmax_f32_bulk_t1024_r1_n4_v16_c0_p2},
   {"softmax_f32_bulk_t256_r1_n4_v16_c0_p4", "softmax", KITE_F32, 1, 4096, 16, 5, kite_v_softmax_f32_bulk_t256_r1_n4_v16_c0_p4},
   {"softmax_f32_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_F32, 1, 8192, 16, 5, kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p4},
+  {"softmax_f32_stream_t512_r1_n2_v16_c0_p2", "softmax", KITE_F32, 1, 1073741824, 16, 5, kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p2},
+  {"softmax_f32_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_F32, 1, 1073741824, 16, 5, kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p4},
   {"softmax_bf16_loop_t512_r1_n4_v16_c3_p1", "softmax", KITE_BF16, 1, 1073741824, 16, 2, kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1},
+  {"softmax_bf16_stream_t512_r1_n2_v16_c3_p2", "softmax", KITE_BF16, 1, 1073741824, 16, 5, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p2},
+  {"softmax_bf16_stream_t512_r1_n2_v16_c3_p4", "softmax", KITE_BF16, 1, 1073741824, 16, 5, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p4},
   {"softmax_f16_loop_t512_r1_n4_v16_c3_p1", "softmax", KITE_F16, 1, 1073741824, 16, 2, kite_v_softmax_f16_loop_t512_r1_n4_v16_c3_p1},
+  {"softmax_f16_stream_t512_r1_n2_v16_c3_p2", "softmax", KITE_F16, 1, 1073741824, 16, 5, kite_v_softmax_f16_stream_t512_r1_n2_v16_c3_p2},
+  {"softmax_f16_stream_t512_r1_n2_v16_c3_p4", "softmax", KITE_F16, 1, 1073741824, 16, 5, kite_v_softmax_f16_stream_t512_r1_n2_v16_c3_p4},
   {"softmax_f32_loop_t512_r1_n4_v16_c3_p1", "softmax", KITE_F32, 1, 1073741824, 16, 2, kite_v_softmax_f32_loop_t512_r1_n4_v16_c3_p1},
+  {"softmax_f32_stream_t512_r1_n2_v16_c3_p2", "softmax", KITE_F32, 1, 1073741824, 16, 5, kite_v_softmax_f32_stream_t512_r1_n2_v16_c3_p2},
+  {"softmax_f32_stream_t512_r1_n2_v16_c3_p4", "softmax", KITE_F32, 1, 1073741824, 16, 5, kite_v_softmax_f32_stream_t512_r1_n2_v16_c3_p4},
   {"softmax_bf16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_BF16, 1, 1073741824, 2, 4, kite_v_softmax_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, 1, 1073741824, 2, 4, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, 1, 1073741824, 4, 4, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 237;
+const int32_t kite_variants_len = 267;

@@ -494,11 +494,14 @@ START_TEST(variant_matches_reference)
     }
     kt_free_all();
   }
-  /* many rows of a short row: a persistent variant's CTAs go round their
-     stages (and barrier phases) many times; the tail past 16-byte accesses too */
-  {
-    const int64_t n = info.n_max < 100 ? info.n_max : info.n_min > 100 ? info.n_min : 100;
-    rowcase c = rc_new(op, info.dtype, info.name, ((int64_t)1 << 22) / n, n);
+  /* many rows: a persistent variant's CTAs go round their stages (and barrier
+     phases) many times, over short rows (tails past 16-byte accesses too),
+     and over rows of several chunks, several rows per CTA */
+  static const int64_t many_n[] = { 100, 40001 };
+  for (int k = 0; k < 2; k++) {
+    int64_t n = info.n_max < many_n[k] ? info.n_max : info.n_min > many_n[k] ? info.n_min : many_n[k];
+    if (k == 1 && n != many_n[k]) break;   /* no long rows for this variant */
+    rowcase c = rc_new(op, info.dtype, info.name, k == 0 ? ((int64_t)1 << 22) / n : 600, n);
     c.aux = 1;
     rc_layout(&c, &r, aligned16);
     rc_fill(&c, &r);

@@ -20,7 +20,7 @@ constexpr int kRows = 1;               // rows per CTA
 constexpr int kNv = 2;                 // accesses per thread per chunk
 constexpr int kVec = 8;                // elements per access
 constexpr bool kResident = true;        // one chunk per row, held in registers
-constexpr bool kBulk = false;            // ... arriving through shared memory by bulk copies
+constexpr bool kStaged = false;          // chunks arrive in shared-memory stages by bulk copies
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
@@ -39,10 +39,10 @@ struct __align__(kVec * sizeof(elem_t)) raw_t { elem_t e[kVec]; };
 
 constexpr int kDefaultSmem = 48 * 1024;   // dynamic shared memory allowed without opting in
 constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
-constexpr int kStageRaw = kRows * kSlot;  // accesses in one bulk stage
-constexpr int kDynSmem = (kCacheChunks * kNv * kThreads + (kBulk ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
+constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
+constexpr int kCacheRaw = kCacheChunks * kNv * kThreads;
+constexpr int kDynSmem = (kCacheRaw + (kStaged ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
 static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
-static_assert(kCacheChunks == 0 || !kBulk, "bulk stages and the row cache share dynamic memory");
 
 
 // Read-only path loads.  An intrinsic rather than inline asm: the compiler
@@ -110,8 +110,8 @@ __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, i
 }
 
 // The row cache: [chunk][access][thread], so a warp's accesses are contiguous.
-// Each thread reads back only what it wrote, so no barrier is needed.  Bulk
-// variants keep their stages here instead.
+// Each thread reads back only what it wrote, so no barrier is needed.  Staged
+// variants keep their stages after it.
 extern __shared__ raw_t row_cache[];
 
 __device__ __forceinline__ void cache_put(int c, int t, const raw_t (&r)[kNv])
@@ -124,13 +124,6 @@ __device__ __forceinline__ void cache_get(int c, int t, raw_t (&r)[kNv])
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) r[j] = row_cache[(c * kNv + j) * kThreads + t];
-}
-
-// First pass: chunk c of the row into r, kept in the cache when it has room.
-__device__ __forceinline__ void load_first(const elem_t *row, int c, int t, int n, raw_t (&r)[kNv])
-{
-  load_chunk(row, c * kChunk, t, n, r);
-  if (c < kCacheChunks) cache_put(c, t, r);
 }
 
 // Second pass: chunk c again, from the cache when the first pass kept it.
@@ -227,6 +220,7 @@ struct place_t {
   int t;         // thread index within the row
   bool live;     // row < M (dead rows still join the CTA barriers)
   const raw_t *stage;   // bulk rows: this row's chunk in shared memory
+  struct stream_t *q;   // streamed rows: the CTA's place in its chunk stream
 };
 
 __device__ __forceinline__ place_t place(int64_t block, int64_t M)
@@ -236,6 +230,7 @@ __device__ __forceinline__ place_t place(int64_t block, int64_t M)
   p.t = threadIdx.x % kThreads;
   p.live = p.row < M;
   p.stage = nullptr;
+  p.q = nullptr;
   return p;
 }
 
@@ -249,17 +244,6 @@ __device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t
   return static_cast<elem_t *>(base) + (p.live ? p.row * ld : 0);
 }
 
-// Runs body(place) for each row block this CTA owns; the barrier between
-// blocks keeps the reduction scratch from being overwritten early.
-template <typename F>
-__device__ __forceinline__ void for_row_blocks(int64_t M, F body)
-{
-  const int64_t blocks = (M + kRows - 1) / kRows;
-  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
-    body(place(b, M));
-    if (b + gridDim.x < blocks) __syncthreads();
-  }
-}
 
 // The chunk of a resident row this thread holds, from global memory.
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv])
@@ -288,6 +272,25 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
     if (nb >= blocks) break;
     cur = kPipe > 1 ? nxt : load(place(nb, M));
     b = nb;
+  }
+}
+
+// First pass: chunk c of the row into r, kept in the cache when it has room.
+__device__ __forceinline__ void load_first(const elem_t *row, int c, const place_t &p, int n, raw_t (&r)[kNv])
+{
+  load_chunk(row, c * kChunk, p.t, n, r);
+  if (c < kCacheChunks) cache_put(c, p.t, r);
+}
+
+// Runs body(place) for each row block this CTA owns; the barrier between
+// blocks keeps the reduction scratch from being overwritten early.
+template <typename F>
+__device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
+{
+  const int64_t blocks = (a.M + kRows - 1) / kRows;
+  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+    body(place(b, a.M));
+    if (b + gridDim.x < blocks) __syncthreads();
   }
 }
 
@@ -342,14 +345,14 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_
     });
     return;
   }
-  for_row_blocks(a.M, [&](place_t p) {
+  for_row_blocks(a, [&](place_t p) {
     const elem_t *x = row_in(a.x, a.ldx, p);
     elem_t *y = row_out(a.y, a.ldy, p);
     const int m = p.live ? n : 0;
     raw_t r[kNv] = {};
     ms_t st = { -INFINITY, 0.f };
     for (int c = 0; c * kChunk < m; ++c) {
-      load_first(x, c, p.t, m, r);
+      load_first(x, c, p, m, r);
       st = chunk_stats(st, r, c * kChunk, p.t, m);
     }
     st = row_ms(st, red[0]);

@@ -20,7 +20,7 @@ constexpr int kRows = 1;               // rows per CTA
 constexpr int kNv = 4;                 // accesses per thread per chunk
 constexpr int kVec = 4;                // elements per access
 constexpr bool kResident = true;        // one chunk per row, held in registers
-constexpr bool kBulk = true;            // ... arriving through shared memory by bulk copies
+constexpr bool kStaged = true;          // chunks arrive in shared-memory stages by bulk copies
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
@@ -39,10 +39,10 @@ struct __align__(kVec * sizeof(elem_t)) raw_t { elem_t e[kVec]; };
 
 constexpr int kDefaultSmem = 48 * 1024;   // dynamic shared memory allowed without opting in
 constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
-constexpr int kStageRaw = kRows * kSlot;  // accesses in one bulk stage
-constexpr int kDynSmem = (kCacheChunks * kNv * kThreads + (kBulk ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
+constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
+constexpr int kCacheRaw = kCacheChunks * kNv * kThreads;
+constexpr int kDynSmem = (kCacheRaw + (kStaged ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
 static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
-static_assert(kCacheChunks == 0 || !kBulk, "bulk stages and the row cache share dynamic memory");
 
 
 // Read-only path loads.  An intrinsic rather than inline asm: the compiler
@@ -110,8 +110,8 @@ __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, i
 }
 
 // The row cache: [chunk][access][thread], so a warp's accesses are contiguous.
-// Each thread reads back only what it wrote, so no barrier is needed.  Bulk
-// variants keep their stages here instead.
+// Each thread reads back only what it wrote, so no barrier is needed.  Staged
+// variants keep their stages after it.
 extern __shared__ raw_t row_cache[];
 
 __device__ __forceinline__ void cache_put(int c, int t, const raw_t (&r)[kNv])
@@ -124,13 +124,6 @@ __device__ __forceinline__ void cache_get(int c, int t, raw_t (&r)[kNv])
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) r[j] = row_cache[(c * kNv + j) * kThreads + t];
-}
-
-// First pass: chunk c of the row into r, kept in the cache when it has room.
-__device__ __forceinline__ void load_first(const elem_t *row, int c, int t, int n, raw_t (&r)[kNv])
-{
-  load_chunk(row, c * kChunk, t, n, r);
-  if (c < kCacheChunks) cache_put(c, t, r);
 }
 
 // Second pass: chunk c again, from the cache when the first pass kept it.
@@ -227,6 +220,7 @@ struct place_t {
   int t;         // thread index within the row
   bool live;     // row < M (dead rows still join the CTA barriers)
   const raw_t *stage;   // bulk rows: this row's chunk in shared memory
+  struct stream_t *q;   // streamed rows: the CTA's place in its chunk stream
 };
 
 __device__ __forceinline__ place_t place(int64_t block, int64_t M)
@@ -236,6 +230,7 @@ __device__ __forceinline__ place_t place(int64_t block, int64_t M)
   p.t = threadIdx.x % kThreads;
   p.live = p.row < M;
   p.stage = nullptr;
+  p.q = nullptr;
   return p;
 }
 
@@ -249,17 +244,6 @@ __device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t
   return static_cast<elem_t *>(base) + (p.live ? p.row * ld : 0);
 }
 
-// Runs body(place) for each row block this CTA owns; the barrier between
-// blocks keeps the reduction scratch from being overwritten early.
-template <typename F>
-__device__ __forceinline__ void for_row_blocks(int64_t M, F body)
-{
-  const int64_t blocks = (M + kRows - 1) / kRows;
-  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
-    body(place(b, M));
-    if (b + gridDim.x < blocks) __syncthreads();
-  }
-}
 
 // 32-bit shared-memory address of a generic pointer into shared memory.
 __device__ __forceinline__ uint32_t smem_addr(const void *p)
@@ -311,11 +295,24 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
                :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
 }
 
-// Bytes of a row the bulk copy moves: its whole accesses.  The rest (under 16
-// bytes) is read from global memory by the thread that owns it.
+// Bytes of a chunk of n elements the bulk copy moves: its whole accesses.  The
+// rest (under 16 bytes) is read from global memory by the thread that owns it.
 __device__ __forceinline__ uint32_t bulk_bytes(int n)
 {
   return (uint32_t)(n / kVec) * (uint32_t)sizeof(raw_t);
+}
+
+// Access j of this thread in a staged chunk starting at element base of the
+// row: from the stage while whole, the tail from global memory.
+__device__ __forceinline__ void load_staged(const raw_t *stage, const elem_t *row, int base, int t, int n,
+                                            raw_t (&r)[kNv])
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(base, j, t);
+    if (i + kVec <= n) r[j] = stage[j * kThreads + t];
+    else if (i < n) r[j] = load_raw(row, i, n);
+  }
 }
 
 // Thread 0 only: copies the rows of `block` into a stage and arms its barrier
@@ -335,12 +332,7 @@ __device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t bloc
 // access from global memory).
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv])
 {
-#pragma unroll
-  for (int j = 0; j < kNv; ++j) {
-    const int i = access_index(0, j, p.t);
-    if (i + kVec <= n) r[j] = p.stage[j * kThreads + p.t];
-    else if (i < n) r[j] = load_raw(row, i, n);
-  }
+  load_staged(p.stage, row, 0, p.t, n, r);
 }
 
 // Bulk rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ... with
@@ -362,7 +354,7 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   if (threadIdx.x == 0) {
     for (int s = 0; s < kPipe; ++s) {
       const int64_t b = blockIdx.x + (int64_t)s * gridDim.x;
-      if (b < blocks) stage_issue(a, b, row_cache + s * kStageRaw, &full[s]);
+      if (b < blocks) stage_issue(a, b, row_cache + kCacheRaw + s * kStageRaw, &full[s]);
     }
   }
   int s = 0, k = 0;
@@ -370,17 +362,36 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
     mbar_wait(&full[s], parity);
     place_t p = place(b, a.M);
-    p.stage = row_cache + s * kStageRaw + threadIdx.x / kThreads * kSlot;
+    p.stage = row_cache + kCacheRaw + s * kStageRaw + threadIdx.x / kThreads * kSlot;
     const Row cur = load(p);
     __syncthreads();   // stage s is read out: refill it
     const int64_t nb = b + (int64_t)kPipe * gridDim.x;
     if (threadIdx.x == 0 && nb < blocks) {
       fence_proxy_async_smem();
-      stage_issue(a, nb, row_cache + s * kStageRaw, &full[s]);
+      stage_issue(a, nb, row_cache + kCacheRaw + s * kStageRaw, &full[s]);
     }
     finish(p, cur, k);
     k ^= 1;
     if (++s == kPipe) { s = 0; parity ^= 1; }
+  }
+}
+
+// First pass: chunk c of the row into r, kept in the cache when it has room.
+__device__ __forceinline__ void load_first(const elem_t *row, int c, const place_t &p, int n, raw_t (&r)[kNv])
+{
+  load_chunk(row, c * kChunk, p.t, n, r);
+  if (c < kCacheChunks) cache_put(c, p.t, r);
+}
+
+// Runs body(place) for each row block this CTA owns; the barrier between
+// blocks keeps the reduction scratch from being overwritten early.
+template <typename F>
+__device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
+{
+  const int64_t blocks = (a.M + kRows - 1) / kRows;
+  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+    body(place(b, a.M));
+    if (b + gridDim.x < blocks) __syncthreads();
   }
 }
 
@@ -435,14 +446,14 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_
     });
     return;
   }
-  for_row_blocks(a.M, [&](place_t p) {
+  for_row_blocks(a, [&](place_t p) {
     const elem_t *x = row_in(a.x, a.ldx, p);
     elem_t *y = row_out(a.y, a.ldy, p);
     const int m = p.live ? n : 0;
     raw_t r[kNv] = {};
     ms_t st = { -INFINITY, 0.f };
     for (int c = 0; c * kChunk < m; ++c) {
-      load_first(x, c, p.t, m, r);
+      load_first(x, c, p, m, r);
       st = chunk_stats(st, r, c * kChunk, p.t, m);
     }
     st = row_ms(st, red[0]);

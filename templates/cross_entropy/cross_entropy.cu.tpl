@@ -57,14 +57,14 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const
     });
     return;
   }
-  for_row_blocks(a.M, [&](place_t p) {
+  for_row_blocks(a, [&](place_t p) {
     const elem_t *x = row_in(a.x, a.ldx, p);
     const int m = p.live ? n : 0;
     raw_t r[kNv] = {};
     ms_t st = { -INFINITY, 0.f };
     target_t tg = { true, 0.f };
     for (int c = 0; c * kChunk < m; ++c) {
-      load_chunk(x, c * kChunk, p.t, m, r);
+      load_first(x, c, p, m, r);
       if (c == 0 && p.t == 0) tg = fetch_target(a, x, p.row);
       st = chunk_stats(st, r, c * kChunk, p.t, m);
     }

@@ -16,7 +16,8 @@ local M = {}
 -- global memory (L2 holds much of it).  mode "bulk" holds one chunk per row
 -- like "reg", but the row arrives in shared memory by bulk copies (1-D TMA)
 -- issued `pipe` row blocks ahead: bytes in flight cost shared memory, not
--- registers.
+-- registers.  mode "stream" is "loop" with the chunks arriving the same way,
+-- `pipe` chunks ahead across row boundaries.
 M.THREAD_COUNTS = { 32, 64, 128, 256, 512, 1024 }
 M.CTA_THREADS = 256   -- smallest CTA: keeps enough warps per SM for small rows
 -- Longest row: element indices (int in the kernels) stay clear of overflow
@@ -26,7 +27,7 @@ M.N_MAX = 1 << 30
 function M.axes()
   return {
     dtype = { "bf16", "f16", "f32" },
-    mode = { "reg", "loop", "bulk" },
+    mode = { "reg", "loop", "bulk", "stream" },
     threads = M.THREAD_COUNTS,
     rows = { 1, 2, 4, 8 },
     nv = { 1, 2, 4 },
@@ -67,34 +68,41 @@ end
 -- holds at most 32 bytes and a CTA at most 4 rows, else 1024 (64); both keep
 -- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
-  if p.mode == "bulk" then return M.BULK_THREADS end
+  if M.staged(p) then return M.STAGED_THREADS end
   if opts.occupancy then return opts.occupancy end
   return (M.footprint(p) <= 32 and p.rows <= 4) and 1536 or 1024
 end
 
--- Dynamic shared memory: the row cache of a streaming variant, or the
--- stages of a bulk one (pipe stages of `rows` rows, one chunk each).
+-- Modes whose rows arrive by bulk copies into shared-memory stages.
+function M.staged(p) return p.mode == "bulk" or p.mode == "stream" end
+
+-- Modes that hold one chunk per row (the whole row).
+function M.resident(p) return p.mode == "reg" or p.mode == "bulk" end
+
+-- Dynamic shared memory: the row cache of a streaming variant, and the
+-- stages of a staged one (pipe stages of `rows` rows, one chunk each).
 function M.smem(p)
-  if p.mode == "bulk" then return p.pipe * p.rows * M.chunk(p) * dtypes[p.dtype].size end
-  return p.cache * p.threads * p.nv * 16
+  local cache = p.cache * p.threads * p.nv * 16
+  if not M.staged(p) then return cache end
+  return cache + p.pipe * p.rows * M.chunk(p) * dtypes[p.dtype].size
 end
 
 -- Static shared memory a resident variant declares, bounded from above: the
 -- reduction scratch and barriers (1 KB), and w's slots when the op keeps it
 -- there (opts.shared_w).
 function M.static_smem(p, opts)
-  local w = (opts.shared_w and p.mode ~= "loop") and p.nv * p.threads * p.rows * 16 or 0
+  local w = (opts.shared_w and M.resident(p)) and p.nv * p.threads * p.rows * 16 or 0
   return 1024 + w
 end
 
 M.SM_SMEM = 228 * 1024       -- shared memory of one SM, 1 KB of it reserved per CTA
-M.BULK_THREADS = 1024        -- threads per SM a bulk variant aims at (64 registers)
+M.STAGED_THREADS = 1024      -- threads per SM a staged variant aims at (64 registers)
 
 -- CTAs per SM a variant is built for (the __launch_bounds__ minimum).
 function M.min_ctas(p, opts)
   local cta = p.threads * p.rows
   local by_threads = M.occupancy(p, opts) // cta
-  if p.mode ~= "bulk" then return by_threads end
+  if not M.staged(p) then return by_threads end
   return math.min(by_threads, M.SM_SMEM // (M.smem(p) + M.static_smem(p, opts) + 1024))
 end
 
@@ -112,12 +120,20 @@ M.OPS = {
   cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024, pipe_first = 1 },
 }
 
--- Bulk variants: resident rows' register ladder (tiny rows take one access),
--- 2 or 4 stages, and at least one CTA per SM within the shared memory.
-function M.bulk_valid(p, opts)
-  if p.access ~= "v16" or p.cache ~= 0 then return false, "bulk copies are 16-byte, uncached" end
-  if p.pipe == 1 then return false, "bulk rows need two stages or more" end
+-- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
+-- within the shared memory.  Bulk rows follow the resident rows' register
+-- ladder (tiny rows take one access); streamed rows take 512 threads and two
+-- accesses each (four spill in cross-entropy), with or without a 3-chunk row
+-- cache for a second pass.
+function M.staged_valid(p, opts)
+  if p.access ~= "v16" then return false, "bulk copies move 16-byte accesses" end
+  if p.pipe == 1 then return false, "staged rows need two stages or more" end
   if M.min_ctas(p, opts) < 1 then return false, "shared memory" end
+  if p.mode == "stream" then
+    if p.cache ~= 0 and not (opts.two_pass and p.cache == 3) then return false, "cache" end
+    return p.threads == 512 and p.nv == 2   -- 16 KB chunks: room for 4 stages and the cache in half an SM
+  end
+  if p.cache ~= 0 then return false, "bulk rows are read once" end
   if p.threads == 32 then return p.nv == 1 end
   return ladder_ok({ threads = p.threads, nv = p.nv, pipe = 1 }, opts)
 end
@@ -127,8 +143,8 @@ function M.valid(p, opts)
   if p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then
     return false, "CTA size"
   end
-  if p.mode == "bulk" then return M.bulk_valid(p, opts) end
-  if p.pipe > 2 then return false, "only bulk rows take more than two stages" end
+  if M.staged(p) then return M.staged_valid(p, opts) end
+  if p.pipe > 2 then return false, "only staged rows take more than two stages" end
   local streaming = p.mode == "loop" and p.access == "v16"
   if p.cache > 0 and not (opts.two_pass and streaming) then
     return false, "cache only serves a second pass"
@@ -159,11 +175,11 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 --   2     streaming rows (16-byte accesses)
 --   3     resident rows of 1024 threads: slower than streaming where both fit
 --   4     element-wise streaming, for unaligned data
---   5     bulk rows: not measured yet, so never preferred
+--   5     staged rows (bulk, stream): not measured yet, so never preferred
 function M.meta(p, opts)
   local size = dtypes[p.dtype].size
-  if p.mode == "bulk" then
-    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = 5 }
+  if M.staged(p) then
+    return { n_min = 1, n_max = p.mode == "bulk" and M.chunk(p) or M.N_MAX, align = 16, rank = 5 }
   end
   if p.mode == "reg" then
     local rank = p.threads == 1024 and 3 or (p.pipe == opts.pipe_first and 0 or 1)
@@ -210,23 +226,25 @@ constexpr int kRows = %d;               // rows per CTA
 constexpr int kNv = %d;                 // accesses per thread per chunk
 constexpr int kVec = %d;                // elements per access
 constexpr bool kResident = %s;        // one chunk per row, held in registers
-constexpr bool kBulk = %s;            // ... arriving through shared memory by bulk copies
+constexpr bool kStaged = %s;          // chunks arrive in shared-memory stages by bulk copies
 constexpr int kWarps = kThreads / 32;   // warps per row
 constexpr int kChunk = kThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
 constexpr int kMinCtas = %d;            // CTAs per SM it is built for (registers, shared memory)
 constexpr int kPipe = %d;               // row blocks a CTA has in flight (> 1: persistent, prefetching)
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
-]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(p.mode ~= "loop"), tostring(p.mode == "bulk"),
+]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
     M.min_ctas(p, opts), p.pipe, p.cache))
   add(d.convert())
   add(M.DEVICE)
-  if p.mode == "bulk" then
+  if M.staged(p) then
     add(ptx.helpers({ "SMEM", "MBARRIER", "BULK" }))
-    add(M.BULK_ROWS)
-  else
-    add(M.REG_ROWS)
+    add(M.STAGED)
   end
+  -- every variant carries a resident and a streaming row driver: the kernel
+  -- names both, in the two branches of `if constexpr (kResident)`
+  add(p.mode == "bulk" and M.BULK_ROWS or M.REG_ROWS)
+  add(p.mode == "stream" and M.STREAM_ROWS or M.LOOP_ROWS)
   add("}  // namespace\n")
   return table.concat(out, "\n")
 end
@@ -265,10 +283,10 @@ struct __align__(kVec * sizeof(elem_t)) raw_t { elem_t e[kVec]; };
 
 constexpr int kDefaultSmem = 48 * 1024;   // dynamic shared memory allowed without opting in
 constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
-constexpr int kStageRaw = kRows * kSlot;  // accesses in one bulk stage
-constexpr int kDynSmem = (kCacheChunks * kNv * kThreads + (kBulk ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
+constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
+constexpr int kCacheRaw = kCacheChunks * kNv * kThreads;
+constexpr int kDynSmem = (kCacheRaw + (kStaged ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
 static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
-static_assert(kCacheChunks == 0 || !kBulk, "bulk stages and the row cache share dynamic memory");
 
 
 // Read-only path loads.  An intrinsic rather than inline asm: the compiler
@@ -336,8 +354,8 @@ __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, i
 }
 
 // The row cache: [chunk][access][thread], so a warp's accesses are contiguous.
-// Each thread reads back only what it wrote, so no barrier is needed.  Bulk
-// variants keep their stages here instead.
+// Each thread reads back only what it wrote, so no barrier is needed.  Staged
+// variants keep their stages after it.
 extern __shared__ raw_t row_cache[];
 
 __device__ __forceinline__ void cache_put(int c, int t, const raw_t (&r)[kNv])
@@ -350,13 +368,6 @@ __device__ __forceinline__ void cache_get(int c, int t, raw_t (&r)[kNv])
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) r[j] = row_cache[(c * kNv + j) * kThreads + t];
-}
-
-// First pass: chunk c of the row into r, kept in the cache when it has room.
-__device__ __forceinline__ void load_first(const elem_t *row, int c, int t, int n, raw_t (&r)[kNv])
-{
-  load_chunk(row, c * kChunk, t, n, r);
-  if (c < kCacheChunks) cache_put(c, t, r);
 }
 
 // Second pass: chunk c again, from the cache when the first pass kept it.
@@ -453,6 +464,7 @@ struct place_t {
   int t;         // thread index within the row
   bool live;     // row < M (dead rows still join the CTA barriers)
   const raw_t *stage;   // bulk rows: this row's chunk in shared memory
+  struct stream_t *q;   // streamed rows: the CTA's place in its chunk stream
 };
 
 __device__ __forceinline__ place_t place(int64_t block, int64_t M)
@@ -462,6 +474,7 @@ __device__ __forceinline__ place_t place(int64_t block, int64_t M)
   p.t = threadIdx.x % kThreads;
   p.live = p.row < M;
   p.stage = nullptr;
+  p.q = nullptr;
   return p;
 }
 
@@ -475,17 +488,6 @@ __device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t
   return static_cast<elem_t *>(base) + (p.live ? p.row * ld : 0);
 }
 
-// Runs body(place) for each row block this CTA owns; the barrier between
-// blocks keeps the reduction scratch from being overwritten early.
-template <typename F>
-__device__ __forceinline__ void for_row_blocks(int64_t M, F body)
-{
-  const int64_t blocks = (M + kRows - 1) / kRows;
-  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
-    body(place(b, M));
-    if (b + gridDim.x < blocks) __syncthreads();
-  }
-}
 ]]
 
 -- Resident rows held in registers: the row driver for modes "reg".
@@ -523,13 +525,6 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
 
 -- Resident rows staged in shared memory by bulk copies: the driver for mode "bulk".
 M.BULK_ROWS = [[
-// Bytes of a row the bulk copy moves: its whole accesses.  The rest (under 16
-// bytes) is read from global memory by the thread that owns it.
-__device__ __forceinline__ uint32_t bulk_bytes(int n)
-{
-  return (uint32_t)(n / kVec) * (uint32_t)sizeof(raw_t);
-}
-
 // Thread 0 only: copies the rows of `block` into a stage and arms its barrier
 // with their bytes (zero bytes: the arrival alone completes the phase).
 __device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t block, raw_t *stage, uint64_t *bar)
@@ -547,12 +542,7 @@ __device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t bloc
 // access from global memory).
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv])
 {
-#pragma unroll
-  for (int j = 0; j < kNv; ++j) {
-    const int i = access_index(0, j, p.t);
-    if (i + kVec <= n) r[j] = p.stage[j * kThreads + p.t];
-    else if (i < n) r[j] = load_raw(row, i, n);
-  }
+  load_staged(p.stage, row, 0, p.t, n, r);
 }
 
 // Bulk rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ... with
@@ -574,7 +564,7 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   if (threadIdx.x == 0) {
     for (int s = 0; s < kPipe; ++s) {
       const int64_t b = blockIdx.x + (int64_t)s * gridDim.x;
-      if (b < blocks) stage_issue(a, b, row_cache + s * kStageRaw, &full[s]);
+      if (b < blocks) stage_issue(a, b, row_cache + kCacheRaw + s * kStageRaw, &full[s]);
     }
   }
   int s = 0, k = 0;
@@ -582,17 +572,138 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
     mbar_wait(&full[s], parity);
     place_t p = place(b, a.M);
-    p.stage = row_cache + s * kStageRaw + threadIdx.x / kThreads * kSlot;
+    p.stage = row_cache + kCacheRaw + s * kStageRaw + threadIdx.x / kThreads * kSlot;
     const Row cur = load(p);
     __syncthreads();   // stage s is read out: refill it
     const int64_t nb = b + (int64_t)kPipe * gridDim.x;
     if (threadIdx.x == 0 && nb < blocks) {
       fence_proxy_async_smem();
-      stage_issue(a, nb, row_cache + s * kStageRaw, &full[s]);
+      stage_issue(a, nb, row_cache + kCacheRaw + s * kStageRaw, &full[s]);
     }
     finish(p, cur, k);
     k ^= 1;
     if (++s == kPipe) { s = 0; parity ^= 1; }
+  }
+}
+]]
+
+-- What staged drivers share.
+M.STAGED = [[
+// Bytes of a chunk of n elements the bulk copy moves: its whole accesses.  The
+// rest (under 16 bytes) is read from global memory by the thread that owns it.
+__device__ __forceinline__ uint32_t bulk_bytes(int n)
+{
+  return (uint32_t)(n / kVec) * (uint32_t)sizeof(raw_t);
+}
+
+// Access j of this thread in a staged chunk starting at element base of the
+// row: from the stage while whole, the tail from global memory.
+__device__ __forceinline__ void load_staged(const raw_t *stage, const elem_t *row, int base, int t, int n,
+                                            raw_t (&r)[kNv])
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(base, j, t);
+    if (i + kVec <= n) r[j] = stage[j * kThreads + t];
+    else if (i < n) r[j] = load_raw(row, i, n);
+  }
+}
+]]
+
+-- Streaming rows read from global memory: the driver for modes other than "stream".
+M.LOOP_ROWS = [[
+// First pass: chunk c of the row into r, kept in the cache when it has room.
+__device__ __forceinline__ void load_first(const elem_t *row, int c, const place_t &p, int n, raw_t (&r)[kNv])
+{
+  load_chunk(row, c * kChunk, p.t, n, r);
+  if (c < kCacheChunks) cache_put(c, p.t, r);
+}
+
+// Runs body(place) for each row block this CTA owns; the barrier between
+// blocks keeps the reduction scratch from being overwritten early.
+template <typename F>
+__device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
+{
+  const int64_t blocks = (a.M + kRows - 1) / kRows;
+  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+    body(place(b, a.M));
+    if (b + gridDim.x < blocks) __syncthreads();
+  }
+}
+]]
+
+-- Streaming rows whose chunks arrive by bulk copies: the driver for mode "stream".
+M.STREAM_ROWS = [[
+static_assert(kRows == 1, "a streamed CTA reads one row at a time");
+static_assert((kPipe & (kPipe - 1)) == 0, "stage and phase come from a chunk count");
+
+// The CTA's chunk stream: its rows blockIdx.x, + gridDim.x, ..., each cut
+// into chunks of kChunk, go through kPipe stages in order.  Thread 0 copies
+// chunks kPipe ahead of the CTA; its cursor lives in shared memory so that
+// it costs the other threads no registers.
+__shared__ uint64_t stream_full[kPipe];   // one barrier per stage
+struct stream_cursor_t { int64_t row; int c, stage; };
+__shared__ stream_cursor_t stream_next;   // thread 0's: the next chunk to copy
+
+struct stream_t {
+  const kite_row_args *a;
+  uint32_t k;   // chunks the CTA has read: stage k % kPipe, phase (k / kPipe) & 1
+};
+
+__device__ __forceinline__ raw_t *stream_stage(int s) { return row_cache + kCacheRaw + s * kStageRaw; }
+
+// Thread 0 only: copies the stream's next chunk, if any, and arms its stage.
+__device__ __forceinline__ void stream_issue(const kite_row_args &a)
+{
+  stream_cursor_t nx = stream_next;
+  if (nx.row >= a.M) return;
+  const int n = (int)a.N, base = nx.c * kChunk;
+  const uint32_t bytes = bulk_bytes(n - base < kChunk ? n - base : kChunk);
+  mbar_arrive_expect_tx(&stream_full[nx.stage], bytes);
+  const elem_t *src = static_cast<const elem_t *>(a.x) + nx.row * a.ldx + base;
+  if (bytes) bulk_load(stream_stage(nx.stage), src, bytes, &stream_full[nx.stage]);
+  if (++nx.stage == kPipe) nx.stage = 0;
+  if ((++nx.c) * kChunk >= n) { nx.c = 0; nx.row += gridDim.x; }
+  stream_next = nx;
+}
+
+// First pass: chunk c of the row, the next in the stream; its stage goes back
+// to thread 0 for the chunk kPipe ahead once every thread has its accesses.
+__device__ __forceinline__ void load_first(const elem_t *row, int c, const place_t &p, int n, raw_t (&r)[kNv])
+{
+  stream_t &q = *p.q;
+  const int s = (int)(q.k % kPipe);
+  mbar_wait(&stream_full[s], (q.k / kPipe) & 1);
+  load_staged(stream_stage(s), row, c * kChunk, p.t, n, r);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    fence_proxy_async_smem();
+    stream_issue(*q.a);
+  }
+  ++q.k;
+  if (c < kCacheChunks) cache_put(c, p.t, r);
+}
+
+// Runs body(place) for each row this CTA owns; body reads each chunk of the
+// row exactly once through load_first, in order (the stream's contract).
+template <typename F>
+__device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
+{
+  if ((int64_t)blockIdx.x >= a.M) return;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kPipe; ++s) mbar_init(&stream_full[s], 1);
+    mbar_fence_init();
+    stream_next = { (int64_t)blockIdx.x, 0, 0 };
+  }
+  __syncthreads();   // barriers initialised before anyone uses them
+  if (threadIdx.x == 0)
+    for (int s = 0; s < kPipe; ++s) stream_issue(a);
+  stream_t q = { &a, 0 };
+  for (int64_t b = blockIdx.x; b < a.M; b += gridDim.x) {
+    place_t p = place(b, a.M);
+    p.q = &q;
+    body(p);
+    if (b + gridDim.x < a.M) __syncthreads();
   }
 }
 ]]

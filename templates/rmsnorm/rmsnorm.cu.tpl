@@ -68,14 +68,14 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
     });
     return;
   }
-  for_row_blocks(a.M, [&](place_t p) {
+  for_row_blocks(a, [&](place_t p) {
     const elem_t *x = row_in(a.x, a.ldx, p);
     elem_t *y = row_out(a.y, a.ldy, p);
     const int m = p.live ? n : 0;
     raw_t r[kNv] = {};
     float ss = 0.f;
     for (int c = 0; c * kChunk < m; ++c) {
-      load_first(x, c, p.t, m, r);
+      load_first(x, c, p, m, r);
       ss += sum_squares(r, c * kChunk, p.t, m);
     }
     const float rs = rsqrtf(row_sum(ss, red[0]) / (float)n + a.eps);

@@ -49,14 +49,14 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_
     });
     return;
   }
-  for_row_blocks(a.M, [&](place_t p) {
+  for_row_blocks(a, [&](place_t p) {
     const elem_t *x = row_in(a.x, a.ldx, p);
     elem_t *y = row_out(a.y, a.ldy, p);
     const int m = p.live ? n : 0;
     raw_t r[kNv] = {};
     ms_t st = { -INFINITY, 0.f };
     for (int c = 0; c * kChunk < m; ++c) {
-      load_first(x, c, p.t, m, r);
+      load_first(x, c, p, m, r);
       st = chunk_stats(st, r, c * kChunk, p.t, m);
     }
     st = row_ms(st, red[0]);
