@@ -13,10 +13,12 @@
  *   name      "x_${dtype}_t${threads}" (the axes are the variables, then
  *             space.lua's globals) or function(p) -> string; the result
  *             must match ^[A-Za-z0-9_]+$ and be unique across all ops
- *   meta      function(p) -> {n_min=, n_max=, align=, rank=, dtype=}:
- *             integers 0 <= n_min <= n_max, 1 <= align < 2^31, rank an
- *             int32 (default 0); dtype (default p.dtype) one of bf16, f16,
- *             f32, e4m3; no other fields
+ *   meta      function(p) -> {n_min=, n_max=, align=, rank=, tile_m=,
+ *             tile_n=, dtype=, dtype_out=}: integers 0 <= n_min <= n_max,
+ *             1 <= align < 2^31, rank an int32 (default 0), tile_m and
+ *             tile_n (the output tile of a gemm-like op) in [0, 2^31)
+ *             (default 0); dtype (default p.dtype) and dtype_out (default
+ *             dtype) one of bf16, f16, f32, e4m3; no other fields
  * Points: axes sorted by name, the last varying fastest, values in array
  * order; p is a fresh table {axis = value} for every call.
  *
@@ -24,7 +26,8 @@
  * axes (axis names, sorted), vals (private copies of the value arrays, in
  * the same order), valid, name, namepat (name is a compiled pattern), meta,
  * env (space.lua's environment).  A variant record holds: name, op, dtype,
- * n_min, n_max, align, rank, params ("a=1 b=x"), pt (its point), space. */
+ * dtype_out, n_min, n_max, align, rank, tile_m, tile_n, params ("a=1 b=x"), pt (its point),
+ * space. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -94,7 +97,8 @@ static const char *const kg_fields[] = {
 };
 
 static const char *const kg_metafields[] = {
-  "n_min", "n_max", "align", "rank", "dtype", NULL
+  "n_min", "n_max", "align", "rank", "dtype", "dtype_out", "tile_m",
+  "tile_n", NULL
 };
 
 /* Refuses keys of table t not in list; what names the table. */
@@ -321,6 +325,7 @@ static const struct {
 } kg_metaints[] = {
   {"n_min", 1, 0, LUA_MAXINTEGER}, {"n_max", 1, 0, LUA_MAXINTEGER},
   {"align", 1, 1, INT32_MAX}, {"rank", 0, INT32_MIN, INT32_MAX},
+  {"tile_m", 0, 0, INT32_MAX}, {"tile_n", 0, 0, INT32_MAX},
   {NULL, 0, 0, 0}
 };
 
@@ -364,6 +369,14 @@ static void kg_meta(lua_State *L, kg_sp *sp, int pt, int v) {
     kg_sperror(L, sp, "dtype (p.dtype or meta(p).dtype) must be one of "
                "bf16, f16, f32, e4m3 (variant %s)", sp->vname);
   lua_setfield(L, v, "dtype");
+  if (lua_getfield(L, m, "dtype_out") == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_getfield(L, v, "dtype");
+  }
+  if (lua_type(L, -1) != LUA_TSTRING || !kg_dtype_enum(lua_tostring(L, -1)))
+    kg_sperror(L, sp, "meta(p).dtype_out must be one of bf16, f16, f32, "
+               "e4m3 (variant %s)", sp->vname);
+  lua_setfield(L, v, "dtype_out");
   lua_pop(L, 1);
 }
 

@@ -77,13 +77,26 @@ typedef struct kite_row_args {
   float *lse;                      /* cross_entropy, optional */
 } kite_row_args;
 
+/* The arguments of a GEMM launcher: C = alpha * A * B^T + beta * C, each
+   matrix row-major with its row stride in elements; the element types are
+   the variant's (kite_variant_info.dtype for A and B, .dtype_out for C). */
+typedef struct kite_gemm_args {
+  int64_t M, N, K;
+  float alpha, beta;
+  const void *A;  int64_t lda;     /* M x K */
+  const void *B;  int64_t ldb;     /* N x K */
+  void *C;        int64_t ldc;     /* M x N */
+} kite_gemm_args;
+
 /* What a generated variant is and which problems it accepts. */
 typedef struct kite_variant_info {
   const char *name, *op;
-  kite_dtype dtype;
+  kite_dtype dtype;      /* element type it reads (A and B for gemm) */
+  kite_dtype dtype_out;  /* element type it writes (C for gemm) */
   int64_t n_min, n_max;  /* row length (N) range */
   int32_t align;         /* bytes every pointer and row stride must be a multiple of */
   int32_t rank;          /* dispatch preference among variants that fit; lower first */
+  int32_t tile_m, tile_n;   /* the output tile of a gemm variant (0 for row ops) */
 } kite_variant_info;
 
 /* Number of variants in the generated table. */

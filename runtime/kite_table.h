@@ -21,10 +21,12 @@ typedef cudaError_t (*kite_launch_fn)(const void *args, cudaStream_t stream);
 struct kite_variant {
   const char *name;      /* unique, [A-Za-z0-9_]+, also the .cu file name   */
   const char *op;        /* template folder name: "rmsnorm", "softmax", ... */
-  kite_dtype dtype;      /* element type the variant reads                  */
+  kite_dtype dtype;      /* element type the variant reads (A, B for gemm)  */
+  kite_dtype dtype_out;  /* element type it writes (C for gemm)             */
   int64_t n_min, n_max;  /* row length range the variant handles            */
   int32_t align;         /* bytes every pointer and row stride must divide  */
   int32_t rank;          /* heuristic preference among fits; lower first    */
+  int32_t tile_m, tile_n;   /* output tile of a gemm variant; 0 for row ops */
   kite_launch_fn launch;
 };
 

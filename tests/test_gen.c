@@ -411,10 +411,11 @@ START_TEST(test_only) {
   ck_assert(!exists(cat(out, "beta")));
   ck_assert_int_eq(nfiles(out), 4);
   s = slurp(cat(out, "manifest.tsv"));
-  ck_assert_str_eq(s, "name\top\tdtype\tn_min\tn_max\talign\trank\tparams\n"
-                      "alpha_bf16_t256\talpha\tbf16\t1\t2048\t16\t0\t"
+  ck_assert_str_eq(s, "name\top\tdtype\tdtype_out\tn_min\tn_max\talign\trank\ttile_m\t"
+                      "tile_n\tparams\n"
+                      "alpha_bf16_t256\talpha\tbf16\tbf16\t1\t2048\t16\t0\t0\t0\t"
                       "dtype=bf16 threads=256\n"
-                      "alpha_bf16_t128\talpha\tbf16\t1\t1024\t16\t0\t"
+                      "alpha_bf16_t128\talpha\tbf16\tbf16\t1\t1024\t16\t0\t0\t0\t"
                       "dtype=bf16 threads=128\n");
   free(s);
   s = slurp(cat(out, "kite_table.c"));
@@ -580,6 +581,8 @@ static const char *const errors[][2] = {
                   "match [A-Za-z0-9_]+"},
   {"err_dtype", "err_dtype/bad/space.lua: dtype (p.dtype or meta(p).dtype) "
                 "must be one of bf16, f16, f32, e4m3 (variant bad_int8)"},
+  {"err_dtype_out", "err_dtype_out/bad/space.lua: meta(p).dtype_out must be "
+                    "one of bf16, f16, f32, e4m3 (variant bad_bf16_int8)"},
   {"err_field", "err_field/bad/space.lua: the returned table has unknown "
                 "field 'vaild'"},
   {"err_opname", "err_opname/bad/space.lua: op is 'good' but the folder is "
