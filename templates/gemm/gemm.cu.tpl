@@ -1,0 +1,2 @@
+@ local kind = require("lib.gemm_" .. P.kind)
+${kind.source(P, VARIANT)}
