@@ -34,7 +34,10 @@ const char *kite_status_str(kite_status s);
 const char *kite_last_error(void);
 
 /* C[M,N] = alpha * A[M,K] * B[N,K]^T + beta * C.  Row-major; lda/ldb/ldc are row strides in elements.
-   ab: type of A and B; c: type of C (bf16, f16 or f32); accumulation in f32. */
+   ab: type of A and B (bf16 or f16); c: type of C (bf16, f16 or f32); accumulation in f32.
+   M, N or K of 0 is a no-op; above 2^31-1 is KITE_ERR_UNSUPPORTED.  C must not overlap A or B
+   (A and B may overlap).  Pointers need their element alignment; 16-byte-aligned A, B, lda and
+   ldb (in bytes) allow the TMA kernels. */
 kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K, float alpha,
                       const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
                       void *C, int64_t ldc, cudaStream_t stream);
@@ -56,7 +59,8 @@ kite_status kite_cross_entropy_fwd(kite_dtype dtype, int64_t M, int64_t N, const
                                    float *lse, cudaStream_t stream);
 
 /* The variant kite would launch for this problem, and why (tuned rule or heuristic); no launch.
-   op is "rmsnorm", "softmax", "cross_entropy" (row ops: M rows of N, K ignored) or "gemm".
+   op is "rmsnorm", "softmax", "cross_entropy" (row ops: M rows of N, K ignored) or "gemm"
+   (dtype is that of A, B and C alike).  Pointers and strides are taken as 16-byte aligned.
    Writes a one-line text into buf (truncated to len). */
 kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
                          char *buf, size_t len);
@@ -93,8 +97,9 @@ typedef struct kite_variant_info {
   const char *name, *op;
   kite_dtype dtype;      /* element type it reads (A and B for gemm) */
   kite_dtype dtype_out;  /* element type it writes (C for gemm) */
-  int64_t n_min, n_max;  /* row length (N) range */
-  int32_t align;         /* bytes every pointer and row stride must be a multiple of */
+  int64_t n_min, n_max;  /* row length (N) range; not used for gemm */
+  int32_t align;         /* bytes every pointer and row stride must be a multiple of
+                            (for gemm: A, B, lda, ldb; C needs its element size) */
   int32_t rank;          /* dispatch preference among variants that fit; lower first */
   int32_t tile_m, tile_n;   /* the output tile of a gemm variant (0 for row ops) */
 } kite_variant_info;
@@ -105,11 +110,13 @@ int32_t kite_variant_count(void);
 /* Fills *info for variant i, 0 <= i < kite_variant_count(). */
 kite_status kite_variant_get(int32_t i, kite_variant_info *info);
 
-/* Runs the named row-op variant, bypassing dispatch but not validation: the
-   arguments are checked as the op's own entry point checks them, and a
-   problem outside the variant's N range or alignment gives
-   KITE_ERR_UNSUPPORTED.  For tests, benchmarks and tuning. */
-kite_status kite_run_variant(const char *name, const kite_row_args *args, cudaStream_t stream);
+/* Runs the named variant, bypassing dispatch but not validation.  args
+   points at a kite_row_args for a row-op variant, a kite_gemm_args for a gemm
+   variant (op "gemm"; A, B of its dtype, C of its dtype_out).  The arguments
+   are checked as the op's own entry point checks them; a problem outside the
+   variant's N range (row ops) or alignment gives KITE_ERR_UNSUPPORTED.  For
+   tests, benchmarks and tuning. */
+kite_status kite_run_variant(const char *name, const void *args, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

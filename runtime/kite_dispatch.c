@@ -23,6 +23,12 @@ int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *stride
   return (int32_t)(bits & (~bits + 1));   /* lowest set bit */
 }
 
+void kite__span(const void *p, int64_t rows, int64_t n, int64_t ld, int es, uintptr_t span[2])
+{
+  span[0] = (uintptr_t)p;
+  span[1] = span[0] + (uintptr_t)(((rows - 1) * ld + n) * es);
+}
+
 /* Better of two fitting variants: lower rank, then the tighter N range. */
 static int kite_better(const struct kite_variant *a, const struct kite_variant *b)
 {
@@ -69,6 +75,15 @@ static kite_status kite_check_device(void)
   return KITE_OK;
 }
 
+kite_status kite_run_variant(const char *name, const void *args, cudaStream_t stream)
+{
+  if (!name || !args) return kite__fail(KITE_ERR_INVALID_ARG, "name and args must not be NULL");
+  const struct kite_variant *v = kite__find(name);
+  if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "no variant named '%s'", name);
+  if (strcmp(v->op, "gemm") == 0) return kite__gemm_run_variant(v, args, stream);
+  return kite__row_run_variant(v, args, stream);
+}
+
 kite_status kite__launch(const struct kite_variant *v, const void *args, cudaStream_t stream)
 {
   kite_status s = kite_check_device();
@@ -113,11 +128,9 @@ kite_status kite_variant_get(int32_t i, kite_variant_info *info)
 kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
                          char *buf, size_t len)
 {
-  (void)K;
   if (!op || !buf || len == 0) return kite__fail(KITE_ERR_INVALID_ARG, "op and buf must be given");
+  if (strcmp(op, "gemm") == 0) return kite__gemm_explain(dtype, M, N, K, buf, len);
   if (M < 0 || N < 0) return kite__fail(KITE_ERR_INVALID_ARG, "negative size");
-  if (strcmp(op, "gemm") == 0)
-    return kite__fail(KITE_ERR_NO_KERNEL, "no gemm variants are generated yet");
   kite_status s = kite__check_row_dtype(dtype);
   if (s != KITE_OK) return s;
   if (M == 0 || N == 0) {

@@ -1,22 +1,236 @@
-/* kite_gemm.c - GEMM entry point.  Arguments are checked now; the wgmma
-   template family that serves it is the GEMM issue's work, so until it is
-   generated every valid call reports KITE_ERR_NO_KERNEL. */
+/* kite_gemm.c - GEMM: argument checks, the tile heuristic, launch.
+ *
+ * Dispatch heuristic (until measured rules replace it): a kernel runs its
+ * output tiles in waves of one tile per SM, so a variant's time is estimated
+ * as
+ *     cost = waves * tile_m * tile_n / efficiency(tile_m * tile_n),
+ *     waves = ceil(ceil(M / tile_m) * ceil(N / tile_n) / sms),
+ * where efficiency (kite_gemm_efficiency) grows with the tile's area: a
+ * bigger tile reuses every loaded element of A and B more.  The least cost
+ * wins; equal costs go to the lower rank, then the smaller name, so the
+ * choice is deterministic.  K is the same for every variant and drops out. */
+#include <stdio.h>
+#include <string.h>
+
 #include "kite_internal.h"
+#include "kite_launch.h"
+
+/* SM count explain assumes without a device (H100 SXM, H200). */
+#define KITE_GEMM_DEFAULT_SMS 132
+
+/* ---- argument checks ---------------------------------------------------------------- */
+
+static kite_status kite_gemm_check_dtypes(kite_dtype ab, kite_dtype c)
+{
+  if (kite__dtype_size(ab) == 0 || kite__dtype_size(c) == 0)
+    return kite__fail(KITE_ERR_INVALID_ARG, "gemm: dtypes %d, %d are not both kite_dtypes", (int)ab,
+                      (int)c);
+  if ((ab != KITE_BF16 && ab != KITE_F16) || c == KITE_E4M3)
+    return kite__fail(KITE_ERR_UNSUPPORTED, "gemm: A/B must be bf16 or f16 (not %s), C bf16, f16 or f32 "
+                      "(not %s)", kite__dtype_name(ab), kite__dtype_name(c));
+  return KITE_OK;
+}
+
+/* Sizes: negative is invalid, any 0 is an empty product (*noop), and the
+   kernels index tiles with 32-bit integers. */
+static kite_status kite_gemm_check_sizes(int64_t M, int64_t N, int64_t K, int *noop)
+{
+  if (M < 0 || N < 0 || K < 0)
+    return kite__fail(KITE_ERR_INVALID_ARG, "gemm: M=%lld, N=%lld, K=%lld must not be negative",
+                      (long long)M, (long long)N, (long long)K);
+  *noop = M == 0 || N == 0 || K == 0;
+  if (!*noop && (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX))
+    return kite__fail(KITE_ERR_UNSUPPORTED, "gemm: M=%lld, N=%lld, K=%lld: sizes above 2^31-1",
+                      (long long)M, (long long)N, (long long)K);
+  return KITE_OK;
+}
+
+static int kite_misaligned(const void *p, int bytes)
+{
+  return (uintptr_t)p % (uintptr_t)bytes != 0;
+}
+
+static kite_status kite_gemm_check_pointers(const kite_gemm_args *a, int esab, int esc)
+{
+  if (!a->A || !a->B || !a->C)
+    return kite__fail(KITE_ERR_INVALID_ARG, "gemm: A, B and C must not be NULL");
+  if (kite_misaligned(a->A, esab) || kite_misaligned(a->B, esab) || kite_misaligned(a->C, esc))
+    return kite__fail(KITE_ERR_INVALID_ARG, "gemm: A, B (%d bytes) and C (%d bytes) must be aligned to "
+                      "their elements", esab, esc);
+  return KITE_OK;
+}
+
+/* 1 if rows rows of n elements, ld apart, span fewer than 2^63 bytes. */
+static int kite_gemm_fits_memory(int64_t rows, int64_t n, int64_t ld, int es)
+{
+  return rows - 1 <= (INT64_MAX / es - n) / ld;
+}
+
+static int kite_gemm_overlap(const uintptr_t x[2], const uintptr_t y[2])
+{
+  return x[0] < y[1] && y[0] < x[1];
+}
+
+/* Strides, sizes in bytes, and C clear of A and B (which may overlap: both are read). */
+static kite_status kite_gemm_check_layout(const kite_gemm_args *a, int esab, int esc)
+{
+  if (a->lda < a->K || a->ldb < a->K || a->ldc < a->N)
+    return kite__fail(KITE_ERR_INVALID_ARG, "gemm: lda=%lld, ldb=%lld must be >= K=%lld and ldc=%lld >= "
+                      "N=%lld", (long long)a->lda, (long long)a->ldb, (long long)a->K, (long long)a->ldc,
+                      (long long)a->N);
+  if (!kite_gemm_fits_memory(a->M, a->K, a->lda, esab) || !kite_gemm_fits_memory(a->N, a->K, a->ldb, esab) ||
+      !kite_gemm_fits_memory(a->M, a->N, a->ldc, esc))
+    return kite__fail(KITE_ERR_INVALID_ARG, "gemm: A, B or C overflows the address space");
+  uintptr_t as[2], bs[2], cs[2];
+  kite__span(a->A, a->M, a->K, a->lda, esab, as);
+  kite__span(a->B, a->N, a->K, a->ldb, esab, bs);
+  kite__span(a->C, a->M, a->N, a->ldc, esc, cs);
+  if (kite_gemm_overlap(cs, as) || kite_gemm_overlap(cs, bs))
+    return kite__fail(KITE_ERR_INVALID_ARG, "gemm: C overlaps A or B");
+  return KITE_OK;
+}
+
+/* Every check kite_gemm makes; *noop is set for an empty product. */
+static kite_status kite_gemm_check(kite_dtype ab, kite_dtype c, const kite_gemm_args *a, int *noop)
+{
+  kite_status s = kite_gemm_check_dtypes(ab, c);
+  if (s == KITE_OK) s = kite_gemm_check_sizes(a->M, a->N, a->K, noop);
+  if (s != KITE_OK || *noop) return s;
+  const int esab = kite__dtype_size(ab), esc = kite__dtype_size(c);
+  if ((s = kite_gemm_check_pointers(a, esab, esc)) != KITE_OK) return s;
+  return kite_gemm_check_layout(a, esab, esc);
+}
+
+/* Alignment A and B offer a variant: their pointers and byte row strides. */
+static int32_t kite_gemm_align(const kite_gemm_args *a, int esab)
+{
+  const void *ptrs[2] = { a->A, a->B };
+  const int64_t strides[2] = { a->lda * esab, a->ldb * esab };
+  return kite__align_of(ptrs, 2, strides, 2);
+}
+
+/* ---- the heuristic -------------------------------------------------------------------- */
+
+/* Per-mille efficiency of a tile of area output elements: a guess, to be
+   replaced by measurements.  It stops growing at 128x256, where register
+   and shared-memory pressure take back what reuse gains. */
+static int kite_gemm_efficiency(int64_t area)
+{
+  if (area >= 128 * 256) return 1000;
+  if (area >= 128 * 192) return 950;
+  if (area >= 128 * 128) return 850;
+  if (area >= 64 * 128) return 700;
+  if (area >= 64 * 64) return 550;
+  return 400;
+}
+
+/* Waves of v's tiles over an M x N output on sms SMs; *tiles gets the tile count. */
+static int64_t kite_gemm_waves(const struct kite_variant *v, int64_t M, int64_t N, int sms, int64_t *tiles)
+{
+  const int64_t tm = M < 1 ? 1 : (M - 1) / v->tile_m + 1, tn = N < 1 ? 1 : (N - 1) / v->tile_n + 1;
+  *tiles = tm * tn;
+  return (*tiles - 1) / (sms < 1 ? 1 : sms) + 1;
+}
+
+static double kite_gemm_cost(const struct kite_variant *v, int64_t M, int64_t N, int sms)
+{
+  int64_t tiles;
+  const int64_t area = (int64_t)v->tile_m * v->tile_n;
+  return (double)kite_gemm_waves(v, M, N, sms, &tiles) * (double)area * 1000.0 /
+         kite_gemm_efficiency(area);
+}
+
+static int kite_gemm_fits(const struct kite_variant *v, kite_dtype ab, kite_dtype c, int32_t align)
+{
+  return v->dtype == ab && v->dtype_out == c && v->align > 0 && align % v->align == 0 &&
+         v->tile_m > 0 && v->tile_n > 0 && strcmp(v->op, "gemm") == 0;
+}
+
+/* a before b: cheaper, then lower rank, then the smaller name. */
+static int kite_gemm_better(const struct kite_variant *a, double ca, const struct kite_variant *b, double cb)
+{
+  if (ca != cb) return ca < cb;
+  if (a->rank != b->rank) return a->rank < b->rank;
+  return strcmp(a->name, b->name) < 0;
+}
+
+const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32_t n, kite_dtype ab,
+                                           kite_dtype c, int64_t M, int64_t N, int64_t K,
+                                           int32_t align, int sms)
+{
+  (void)K;
+  const struct kite_variant *best = NULL;
+  double best_cost = 0;
+  for (int32_t i = 0; i < n; i++) {
+    const struct kite_variant *v = &tab[i];
+    if (!kite_gemm_fits(v, ab, c, align)) continue;
+    const double cost = kite_gemm_cost(v, M, N, sms);
+    if (!best || kite_gemm_better(v, cost, best, best_cost)) {
+      best = v;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+/* ---- entry points ----------------------------------------------------------------------- */
 
 kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K, float alpha,
                       const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
                       void *C, int64_t ldc, cudaStream_t stream)
 {
-  (void)alpha; (void)beta; (void)stream;
-  if (kite__dtype_size(ab) == 0 || kite__dtype_size(c) == 0)
-    return kite__fail(KITE_ERR_INVALID_ARG, "gemm: unknown dtype");
-  if (M < 0 || N < 0 || K < 0)
-    return kite__fail(KITE_ERR_INVALID_ARG, "gemm: M, N, K must not be negative");
-  if (M == 0 || N == 0 || K == 0) return KITE_OK;
-  if (!A || !B || !C) return kite__fail(KITE_ERR_INVALID_ARG, "gemm: A, B and C must not be NULL");
-  if (lda < K || ldb < K || ldc < N)
-    return kite__fail(KITE_ERR_INVALID_ARG, "gemm: lda, ldb must be >= K and ldc >= N");
-  if ((ab != KITE_BF16 && ab != KITE_F16) || c == KITE_E4M3)
-    return kite__fail(KITE_ERR_UNSUPPORTED, "gemm: A/B must be bf16 or f16, C bf16, f16 or f32");
-  return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no gemm variants are generated yet");
+  const kite_gemm_args a = { .M = M, .N = N, .K = K, .alpha = alpha, .beta = beta,
+                             .A = A, .lda = lda, .B = B, .ldb = ldb, .C = C, .ldc = ldc };
+  int noop, sms = 0;
+  kite_status s = kite_gemm_check(ab, c, &a, &noop);
+  if (s != KITE_OK || noop) return s;
+  const int32_t align = kite_gemm_align(&a, kite__dtype_size(ab));
+  /* Without an SM count the launch fails anyway; NO_KERNEL is reported first. */
+  const cudaError_t e = kite__device_sms(&sms);
+  const struct kite_variant *v = kite__gemm_pick(kite_variants, kite_variants_len, ab, c, M, N, K, align,
+                                                 e == cudaSuccess ? sms : 1);
+  if (!v)
+    return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s x %s -> %s with %d-byte-"
+                      "aligned A, B and strides (was out/ filtered?)", kite__dtype_name(ab),
+                      kite__dtype_name(ab), kite__dtype_name(c), (int)align);
+  if (e != cudaSuccess)
+    return kite__fail(KITE_ERR_CUDA, "gemm: SM count of the device: %s", cudaGetErrorString(e));
+  return kite__launch(v, &a, stream);
+}
+
+kite_status kite__gemm_run_variant(const struct kite_variant *v, const kite_gemm_args *a, cudaStream_t stream)
+{
+  int noop;
+  kite_status s = kite_gemm_check(v->dtype, v->dtype_out, a, &noop);
+  if (s != KITE_OK || noop) return s;
+  if (v->align < 1 || kite_gemm_align(a, kite__dtype_size(v->dtype)) % v->align != 0)
+    return kite__fail(KITE_ERR_UNSUPPORTED, "%s needs %d-byte-aligned A, B, lda and ldb (in bytes)", v->name,
+                      (int)v->align);
+  return kite__launch(v, a, stream);
+}
+
+kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K, char *buf, size_t len)
+{
+  int noop, sms = 0;
+  kite_status s = kite_gemm_check_dtypes(dtype, dtype);
+  if (s == KITE_OK) s = kite_gemm_check_sizes(M, N, K, &noop);
+  if (s != KITE_OK) return s;
+  const char *d = kite__dtype_name(dtype);
+  if (noop) {
+    snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: nothing to do (empty product), no launch", d,
+             (long long)M, (long long)N, (long long)K);
+    return KITE_OK;
+  }
+  const int have_sms = kite__device_sms(&sms) == cudaSuccess;
+  if (!have_sms) sms = KITE_GEMM_DEFAULT_SMS;
+  const struct kite_variant *v = kite__gemm_pick(kite_variants, kite_variants_len, dtype, dtype, M, N, K, 16, sms);
+  if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s -> %s", d, d);
+  int64_t tiles;
+  const int64_t waves = kite_gemm_waves(v, M, N, sms, &tiles);
+  snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area / efficiency; "
+           "tile %dx%d, %lld tile%s, %lld wave%s on %d SMs%s; assumes 16-byte-aligned A, B and strides, "
+           "C of the same dtype as A and B)", d, (long long)M, (long long)N, (long long)K, v->name,
+           (int)v->tile_m, (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms,
+           have_sms ? "" : " (assumed: no device)");
+  return KITE_OK;
 }

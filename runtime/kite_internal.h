@@ -26,6 +26,25 @@ int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *stride
    elements whose pointers and strides are `align`-byte aligned; NULL if none. */
 const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t n, int32_t align);
 
+/* The byte span [span[0], span[1]) that rows rows of n elements of es bytes,
+   ld elements apart, cover from p (rows >= 1; the caller checked overflow). */
+void kite__span(const void *p, int64_t rows, int64_t n, int64_t ld, int es, uintptr_t span[2]);
+
+/* The gemm heuristic over tab[0..n): among variants of op "gemm" reading ab,
+   writing c and needing an alignment that divides align, the least estimated
+   time on sms SMs (see kite_gemm.c); NULL if none fits. */
+const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32_t n, kite_dtype ab,
+                                           kite_dtype c, int64_t M, int64_t N, int64_t K,
+                                           int32_t align, int sms);
+
+/* kite_explain for op "gemm" (C of the same dtype as A and B). */
+kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K, char *buf, size_t len);
+
+/* kite_run_variant's two halves: v's args checked as its op checks them, then launched. */
+kite_status kite__row_run_variant(const struct kite_variant *v, const kite_row_args *a, cudaStream_t stream);
+kite_status kite__gemm_run_variant(const struct kite_variant *v, const kite_gemm_args *a,
+                                   cudaStream_t stream);
+
 /* The table row named name, or NULL. */
 const struct kite_variant *kite__find(const char *name);
 

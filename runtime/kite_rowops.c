@@ -53,13 +53,6 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
   return KITE_OK;
 }
 
-/* The byte span [start, end) that M rows of n elements with stride ld cover. */
-static void kite_span(const void *p, int64_t M, int64_t n, int64_t ld, int es, uintptr_t span[2])
-{
-  span[0] = (uintptr_t)p;
-  span[1] = span[0] + (uintptr_t)(((M - 1) * ld + n) * es);
-}
-
 static kite_status kite_check_layout(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
   int64_t ld = a->ldx;
@@ -74,8 +67,8 @@ static kite_status kite_check_layout(const struct kite_row_op *op, const kite_ro
                       op->name, (long long)a->M, (long long)ld);
   if (!(op->uses & KITE_ROW_Y) || (a->x == a->y && a->ldx == a->ldy)) return KITE_OK;
   uintptr_t xs[2], ys[2];
-  kite_span(a->x, a->M, a->N, a->ldx, es, xs);
-  kite_span(a->y, a->M, a->N, a->ldy, es, ys);
+  kite__span(a->x, a->M, a->N, a->ldx, es, xs);
+  kite__span(a->y, a->M, a->N, a->ldy, es, ys);
   if (xs[0] < ys[1] && ys[0] < xs[1])
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: y overlaps x (only y == x with ldy == ldx may alias)",
                       op->name);
@@ -125,11 +118,9 @@ static kite_status kite_row_run(const char *opname, kite_dtype dtype, const kite
   return kite__launch(v, a, stream);
 }
 
-kite_status kite_run_variant(const char *name, const kite_row_args *a, cudaStream_t stream)
+kite_status kite__row_run_variant(const struct kite_variant *v, const kite_row_args *a, cudaStream_t stream)
 {
-  if (!name || !a) return kite__fail(KITE_ERR_INVALID_ARG, "name and args must not be NULL");
-  const struct kite_variant *v = kite__find(name);
-  if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "no variant named '%s'", name);
+  const char *name = v->name;
   const struct kite_row_op *op = kite_row_op_of(v->op);
   int noop;
   kite_status s = kite_row_check(op, v->dtype, a, &noop);

@@ -24,7 +24,8 @@ struct kite_variant {
   kite_dtype dtype;      /* element type the variant reads (A, B for gemm)  */
   kite_dtype dtype_out;  /* element type it writes (C for gemm)             */
   int64_t n_min, n_max;  /* row length range the variant handles            */
-  int32_t align;         /* bytes every pointer and row stride must divide  */
+  int32_t align;         /* bytes every pointer and row stride must divide
+                            (gemm: A, B, lda, ldb; C needs only its element) */
   int32_t rank;          /* heuristic preference among fits; lower first    */
   int32_t tile_m, tile_n;   /* output tile of a gemm variant; 0 for row ops */
   kite_launch_fn launch;

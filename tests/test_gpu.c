@@ -18,15 +18,19 @@
  *   invalid       invalid calls on real buffers launch nothing, touch nothing
  *   huge          the longest row (N = n_max, 2^30 now) through every
  *                 variant whose range goes past 262144
+ *   launch        the launch helpers: the SM count, TMA tensor maps through
+ *                 the driver and their cache (past its size, from threads)
  *   final         no CUDA error left behind
  * One line per variant or case goes to stdout (sizes, worst error). */
 #define _POSIX_C_SOURCE 200809L
 #include "kite_test.h"
 
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
 #include "kite_internal.h"
+#include "kite_launch.h"
 
 extern char **environ;
 
@@ -909,6 +913,73 @@ static int longest_row_child(int i)
   return failed == 0 ? 0 : 1;
 }
 
+/* ---- the launch helpers ------------------------------------------------------------------ */
+
+START_TEST(device_sms_matches_the_device)
+{
+  int dev, want = 0, got = 0, again = 0;
+  KT_CUDA_CHECK(cudaGetDevice(&dev));
+  KT_CUDA_CHECK(cudaDeviceGetAttribute(&want, cudaDevAttrMultiProcessorCount, dev));
+  KT_CUDA_CHECK(kite__device_sms(&got));
+  KT_CUDA_CHECK(kite__device_sms(&again));
+  ck_assert_int_eq(got, want);
+  ck_assert_int_eq(again, want);
+}
+END_TEST
+
+#define TMAP_KEYS 200   /* more than the cache holds */
+
+/* The map of key i: a distinct base (16 bytes apart) over one buffer. */
+static cudaError_t tmap_of(const unsigned char *buf, int i, void *map)
+{
+  return kite__tmap_2d(map, KITE_BF16, buf + 16 * i, 1000, 1000, 1024, 128, 64, 128);
+}
+
+struct tmap_job { const unsigned char *buf; const unsigned char (*want)[128]; int bad; };
+
+static void *tmap_worker(void *arg)
+{
+  struct tmap_job *j = arg;
+  _Alignas(64) unsigned char map[128];
+  for (int r = 0; r < 5; r++)
+    for (int i = 0; i < TMAP_KEYS; i++)
+      if (tmap_of(j->buf, (i * 7 + r) % TMAP_KEYS, map) != cudaSuccess ||
+          memcmp(map, j->want[(i * 7 + r) % TMAP_KEYS], 128) != 0)
+        j->bad++;
+  return NULL;
+}
+
+/* Encoding works, a cache hit gives the same bytes, distinct keys distinct
+   maps; past the cache's size every key still comes back the same, also
+   from several threads at once. */
+START_TEST(tmap_encodes_and_caches)
+{
+  const unsigned char *buf = kt_dalloc((size_t)1 << 22);
+  static _Alignas(64) unsigned char want[TMAP_KEYS][128];
+  _Alignas(64) unsigned char map[128];
+  for (int i = 0; i < TMAP_KEYS; i++) KT_CUDA_CHECK(tmap_of(buf, i, want[i]));
+  ck_assert_msg(memcmp(want[0], want[1], 128) != 0, "two bases gave the same map");
+  for (int i = 0; i < TMAP_KEYS; i++) {
+    KT_CUDA_CHECK(tmap_of(buf, i, map));
+    ck_assert_msg(memcmp(map, want[i], 128) == 0, "key %d: a second encode (after eviction) differs", i);
+  }
+  KT_CUDA_CHECK(kite__tmap_2d(map, KITE_BF16, buf, 1000, 1000, 1024, 64, 64, 128));
+  ck_assert_msg(memcmp(map, want[0], 128) != 0, "another box gave the same map");
+  ck_assert_int_eq(kite__tmap_2d(map, KITE_BF16, buf + 2, 1000, 1000, 1024, 128, 64, 128),
+                   cudaErrorInvalidValue);
+  pthread_t th[8];
+  struct tmap_job jobs[8];
+  for (int t = 0; t < 8; t++) {
+    jobs[t] = (struct tmap_job){ buf, want, 0 };
+    ck_assert_int_eq(pthread_create(&th[t], NULL, tmap_worker, &jobs[t]), 0);
+  }
+  for (int t = 0; t < 8; t++) {
+    ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+    ck_assert_msg(jobs[t].bad == 0, "thread %d: %d maps failed or differed", t, jobs[t].bad);
+  }
+}
+END_TEST
+
 /* ---- the end --------------------------------------------------------------------------- */
 
 START_TEST(no_cuda_error_left)
@@ -948,6 +1019,9 @@ int main(void)
   ADD_LOOP(tc, entry_point_in_place, 0, 2 * 3);
   ADD_LOOP(tcase(s, "targets"), cross_entropy_targets, 0, 1);
   ADD_LOOP(tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
+  tc = tcase(s, "launch");
+  ADD_LOOP(tc, device_sms_matches_the_device, 0, 1);
+  ADD_LOOP(tc, tmap_encodes_and_caches, 0, 1);
   /* the longest rows last but one: a fault there must not hide the others */
   tc = tcase(s, "huge");
   for (int32_t i = 0; i < nv; i++) {

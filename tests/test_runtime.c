@@ -2,7 +2,8 @@
  * text, argument validation of the row ops (every invalid argument gives its
  * error and launches nothing), dispatch (which variant a problem gets),
  * kite_run_variant's range and alignment checks, kite_explain, kite_gemm's
- * checks, the variant table, and the test helpers' bf16/f16 conversions.
+ * checks and tile heuristic (on synthetic tables), the launch helpers'
+ * refusals, the variant table, and the test helpers' bf16/f16 conversions.
  *
  * Pointers here are fake device addresses: validation is host-only and comes
  * before any CUDA call.  main() hides every GPU (CUDA_VISIBLE_DEVICES=-1)
@@ -14,6 +15,7 @@
 #include <pthread.h>
 
 #include "kite_internal.h"
+#include "kite_launch.h"
 
 /* ---- fake device addresses and the ops under test ------------------------------ */
 
@@ -388,6 +390,12 @@ START_TEST(variant_table_rows_are_sane)
     ck_assert_int_eq(info.n_max, v->n_max);
     ck_assert_int_eq(info.align, v->align);
     ck_assert_int_eq(info.rank, v->rank);
+    ck_assert_int_eq(info.dtype_out, v->dtype_out);
+    ck_assert_int_eq(info.tile_m, v->tile_m);
+    ck_assert_int_eq(info.tile_n, v->tile_n);
+    if (strcmp(v->op, "gemm") == 0)
+      ck_assert_msg(v->tile_m > 0 && v->tile_n > 0 && kt_dtype_size(v->dtype_out) > 0,
+                    "%s: tile %dx%d, dtype_out %d", v->name, (int)v->tile_m, (int)v->tile_n, (int)v->dtype_out);
     ck_assert_msg(v->launch != NULL, "%s has no launcher", v->name);
     size_t ol = strlen(v->op);
     ck_assert_msg(ol > 0 && strncmp(v->name, v->op, ol) == 0 && v->name[ol] == '_',
@@ -808,7 +816,6 @@ START_TEST(explain_arguments)
   KT_KITE_EXPECT(kite_explain("rmsnorm", (kite_dtype)99, 4, 1024, 0, buf, sizeof buf), KITE_ERR_INVALID_ARG);
   KT_KITE_EXPECT(kite_explain("rmsnorm", KITE_E4M3, 4, 1024, 0, buf, sizeof buf), KITE_ERR_UNSUPPORTED);
   KT_KITE_EXPECT(kite_explain("no_such_op", KITE_BF16, 4, 1024, 0, buf, sizeof buf), KITE_ERR_NO_KERNEL);
-  KT_KITE_EXPECT(kite_explain("gemm", KITE_BF16, 128, 128, 128, buf, sizeof buf), KITE_ERR_NO_KERNEL);
   KT_KITE_EXPECT(kite_explain("softmax", KITE_BF16, 4, ROW_N_MAX + 1, 0, buf, sizeof buf), KITE_ERR_NO_KERNEL);
   kite_status s = kite_explain("softmax", KITE_BF16, 4, (int64_t)INT32_MAX + 1, 0, buf, sizeof buf);
   ck_assert_msg(s == KITE_ERR_NO_KERNEL || s == KITE_ERR_UNSUPPORTED, "explain N=2^31: %s", kite_status_str(s));
@@ -835,35 +842,448 @@ END_TEST
 
 /* ---- kite_gemm -------------------------------------------------------------------- */
 
-START_TEST(gemm_arguments)
+/* A launcher for synthetic table rows: validation and the device check come
+   first, so without a GPU it must never run. */
+static cudaError_t stub_launch(const void *args, cudaStream_t stream)
 {
-  const void *A = FX, *B = FW;
-  void *C = FY;
-#define GEMM(ab, c, M, N, K, A_, lda, B_, ldb, C_, ldc) \
-  kite_gemm(ab, c, M, N, K, 1.f, A_, lda, B_, ldb, 0.f, C_, ldc, 0)
+  (void)args;
+  (void)stream;
+  ck_abort_msg("a synthetic variant was launched");
+  return cudaErrorUnknown;
+}
+
+#define SV(nm, ab_, c_, al, rk, tm, tn)                                                             \
+  { .name = nm, .op = "gemm", .dtype = ab_, .dtype_out = c_, .n_min = 1, .n_max = INT32_MAX,      \
+    .align = al, .rank = rk, .tile_m = tm, .tile_n = tn, .launch = stub_launch }
+
+typedef struct gemm_case {
+  kite_dtype ab, c;
+  kite_gemm_args a;
+} gemm_case;
+
+/* A valid product: bf16 x bf16 -> f32, 64 x 96 x 80, strides 128, 128, 96. */
+static gemm_case gemm_valid(void)
+{
+  gemm_case g;
+  memset(&g, 0, sizeof g);
+  g.ab = KITE_BF16;
+  g.c = KITE_F32;
+  g.a = (kite_gemm_args){ .M = 64, .N = 96, .K = 80, .alpha = 1.f, .beta = 0.f,
+                          .A = FX, .lda = 128, .B = FW, .ldb = 128, .C = FY, .ldc = 96 };
+  return g;
+}
+
+static kite_status gemm_entry(const gemm_case *g)
+{
+  const kite_gemm_args *a = &g->a;
+  return kite_gemm(g->ab, g->c, a->M, a->N, a->K, a->alpha, a->A, a->lda, a->B, a->ldb, a->beta, a->C,
+                   a->ldc, 0);
+}
+
+/* A real gemm variant of ab -> c that takes element-aligned data, or NULL
+   (none is generated yet while the gemm templates are placeholders). */
+static const struct kite_variant *any_layout_gemm(kite_dtype ab, kite_dtype c)
+{
+  for (int32_t i = 0; i < kite_variants_len; i++) {
+    const struct kite_variant *v = &kite_variants[i];
+    if (strcmp(v->op, "gemm") == 0 && v->dtype == ab && v->dtype_out == c && v->align <= kt_dtype_size(ab))
+      return v;
+  }
+  return NULL;
+}
+
+/* Mutation k of gemm_valid(), as mutate() does for the row ops; *dtype_case:
+   it changes a dtype, which a named real variant cannot express. */
+static const char *gemm_mutate(int k, gemm_case *g, kite_status *want, int *dtype_case, int *done)
+{
+  kite_gemm_args *a = &g->a;
+  const int esab = kt_dtype_size(g->ab), esc = kt_dtype_size(g->c);
+  *want = KITE_ERR_INVALID_ARG;
+  *dtype_case = *done = 0;
+#define GCASE(n, desc, ...) \
+  case n:                   \
+    __VA_ARGS__;            \
+    return desc;
+  switch (k) {
+  GCASE(0, "A NULL", a->A = NULL)
+  GCASE(1, "B NULL", a->B = NULL)
+  GCASE(2, "C NULL", a->C = NULL)
+  GCASE(3, "M = -1", a->M = -1)
+  GCASE(4, "N = -1", a->N = -1)
+  GCASE(5, "K = -1", a->K = -1)
+  GCASE(6, "M = -1 with N = 0", a->M = -1; a->N = 0)
+  GCASE(7, "K = -1 with M = 0", a->K = -1; a->M = 0)
+  GCASE(8, "lda = K - 1", a->lda = a->K - 1)
+  GCASE(9, "ldb = K - 1", a->ldb = a->K - 1)
+  GCASE(10, "ldc = N - 1", a->ldc = a->N - 1)
+  GCASE(11, "lda = -128", a->lda = -128)
+  GCASE(12, "ldc = 0", a->ldc = 0)
+  GCASE(13, "A one byte off", a->A = cpy(a->A, 1))
+  GCASE(14, "B one byte off", a->B = cpy(a->B, 1))
+  GCASE(15, "C one byte off", a->C = cpy(a->C, 1))
+  GCASE(16, "f32 C two bytes off", a->C = cpy(a->C, 2))
+  GCASE(17, "C == A", a->C = cpy(a->A, 0); a->ldc = a->lda)
+  GCASE(18, "C inside B", a->C = cpy(a->B, 64))
+  GCASE(19, "C's last element on A's first", a->C = cpy(a->A, -((a->M - 1) * a->ldc + a->N - 1) * esc))
+  GCASE(20, "C's first element on B's second-last",
+        a->C = cpy(a->B, ((a->N - 1) * a->ldb + a->K - 2) * esab))
+  GCASE(21, "C in A's row padding", a->C = cpy(a->A, a->K * esab))
+  GCASE(22, "M = 2^31", a->M = (int64_t)INT32_MAX + 1; *want = KITE_ERR_UNSUPPORTED)
+  GCASE(23, "N = 2^31", a->N = a->ldc = (int64_t)INT32_MAX + 1; *want = KITE_ERR_UNSUPPORTED)
+  GCASE(24, "K = INT64_MAX", a->K = a->lda = a->ldb = INT64_MAX; *want = KITE_ERR_UNSUPPORTED)
+  GCASE(25, "lda = INT64_MAX / 2: A overflows", a->lda = INT64_MAX / 2)
+  GCASE(26, "ldc = INT64_MAX: C overflows", a->ldc = INT64_MAX)
+  GCASE(27, "ab = 99", g->ab = (kite_dtype)99; *dtype_case = 1)
+  GCASE(28, "c = -1", g->c = (kite_dtype)-1; *dtype_case = 1)
+  GCASE(29, "ab = f32", g->ab = KITE_F32; *dtype_case = 1; *want = KITE_ERR_UNSUPPORTED)
+  GCASE(30, "ab = e4m3", g->ab = KITE_E4M3; *dtype_case = 1; *want = KITE_ERR_UNSUPPORTED)
+  GCASE(31, "c = e4m3", g->c = KITE_E4M3; *dtype_case = 1; *want = KITE_ERR_UNSUPPORTED)
+  GCASE(32, "ab = f32 with M = 0", g->ab = KITE_F32; a->M = 0; *dtype_case = 1; *want = KITE_ERR_UNSUPPORTED)
+  GCASE(33, "ab = 99 with K = 0", g->ab = (kite_dtype)99; a->K = 0; *dtype_case = 1)
+  default:
+    *done = 1;
+    return NULL;
+  }
+#undef GCASE
+}
+
+/* Runs g by path: 0 kite_gemm, 1 a synthetic variant of g's dtypes through
+   kite__gemm_run_variant, 2 a real variant by name (0 if there is none). */
+static int gemm_by_path(int path, const gemm_case *g, int32_t align, kite_status *s)
+{
+  const struct kite_variant sv = SV("gemm_synthetic", g->ab, g->c, align, 0, 64, 64);
+  const struct kite_variant *real = path == 2 ? any_layout_gemm(g->ab, g->c) : NULL;
+  if (path == 0) *s = gemm_entry(g);
+  else if (path == 1) *s = kite__gemm_run_variant(&sv, &g->a, 0);
+  else if (real) *s = kite_run_variant(real->name, &g->a, 0);
+  return path < 2 || real != NULL;
+}
+
+static const char *const gemm_paths[3] = { "kite_gemm", "synthetic variant", "named variant" };
+
+/* Every invalid argument gives its status on every path, says why, and launches nothing. */
+START_TEST(gemm_invalid_arguments)
+{
+  int tried = 0;
+  for (int k = 0;; k++)
+    for (int path = 0; path < 3; path++) {
+      gemm_case g = gemm_valid();
+      kite_status want, s = KITE_OK;
+      int dtype_case, done;
+      const char *desc = gemm_mutate(k, &g, &want, &dtype_case, &done);
+      if (done) goto out;
+      if (path == 2 && dtype_case) continue;
+      kite__fail(KITE_OK, "%s", "");
+      const uint64_t before = kite__launch_count();
+      if (!gemm_by_path(path, &g, 2, &s)) continue;
+      ck_assert_msg(s == want, "gemm %s via %s: got %s (%s), want %s", desc, gemm_paths[path],
+                    kite_status_str(s), kite_last_error(), kite_status_str(want));
+      ck_assert_msg(kite_last_error()[0] != '\0', "gemm %s via %s: no kite_last_error() text", desc,
+                    gemm_paths[path]);
+      ck_assert_msg(kite__launch_count() == before, "gemm %s via %s: launched", desc, gemm_paths[path]);
+      tried++;
+    }
+out:
+  ck_assert_int_gt(tried, 60);
+}
+END_TEST
+
+/* Valid products (some unusual) pass every check: without a GPU kite_gemm
+   ends in NO_KERNEL when no variant is generated for them, else at the
+   device check, as the variant paths do. */
+START_TEST(gemm_valid_arguments_reach_the_device_check)
+{
   const uint64_t before = kite__launch_count();
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_BF16, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_NO_KERNEL);
-  KT_KITE_EXPECT(GEMM(KITE_F16, KITE_F32, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_NO_KERNEL);
-  KT_KITE_EXPECT(GEMM(KITE_F16, KITE_F16, 3, 5, 7, A, 9, B, 8, C, 5), KITE_ERR_NO_KERNEL);
-  KT_KITE_EXPECT(GEMM((kite_dtype)99, KITE_F32, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, (kite_dtype)-3, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, -1, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, -1, 64, A, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, -1, A, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, NULL, 64, B, 64, C, 64), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, A, 64, NULL, 64, C, 64), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, A, 64, B, 64, NULL, 64), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, A, 63, B, 64, C, 64), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, A, 64, B, 63, C, 64), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_F32, 64, 64, 64, A, 64, B, 64, C, 63), KITE_ERR_INVALID_ARG);
-  KT_KITE_EXPECT(GEMM(KITE_F32, KITE_F32, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_UNSUPPORTED);
-  KT_KITE_EXPECT(GEMM(KITE_BF16, KITE_E4M3, 64, 64, 64, A, 64, B, 64, C, 64), KITE_ERR_UNSUPPORTED);
-  /* empty products are done, whatever the pointers */
-  KT_KITE_OK(GEMM(KITE_BF16, KITE_F32, 0, 64, 64, NULL, 0, NULL, 0, NULL, 0));
-  KT_KITE_OK(GEMM(KITE_BF16, KITE_F32, 64, 0, 64, NULL, 0, NULL, 0, NULL, 0));
-  KT_KITE_OK(GEMM(KITE_BF16, KITE_F32, 64, 64, 0, NULL, 0, NULL, 0, NULL, 0));
-  ck_assert_msg(kite__launch_count() == before, "kite_gemm launched");
-#undef GEMM
+  char what[200];
+  for (int k = 0; k < 10; k++) {
+    gemm_case g = gemm_valid();
+    kite_gemm_args *a = &g.a;
+    const char *desc = "baseline";
+    switch (k) {
+    case 1: a->B = a->A; a->ldb = a->lda; desc = "B == A"; break;
+    case 2: a->B = cpy(a->A, 64); desc = "B overlaps A"; break;
+    case 3: a->C = cpy(a->A, ((a->M - 1) * a->lda + a->K) * 2); desc = "C just after A"; break;
+    case 4: a->C = cpy(a->A, -((a->M - 1) * a->ldc + a->N) * 4); desc = "C just before A"; break;
+    case 5: a->lda = 81; a->ldb = 83; a->ldc = 97; desc = "odd strides"; break;
+    case 6: a->M = a->N = a->K = a->lda = a->ldb = a->ldc = 1; desc = "1 x 1 x 1"; break;
+    case 7: g.c = KITE_BF16; a->C = cpy(a->C, 2); desc = "bf16 C, 2-byte aligned"; break;
+    case 8: g.ab = g.c = KITE_F16; a->alpha = NAN; desc = "f16, alpha NaN"; break;
+    case 9: a->M = a->N = 1; a->K = a->lda = a->ldb = INT32_MAX; a->C = FAKE(0x7f0000000000); desc = "K = 2^31-1"; break;
+    }
+    const int32_t align = kite__align_of((const void *const[]){ a->A, a->B }, 2,
+                                         (const int64_t[]){ a->lda * 2, a->ldb * 2 }, 2);
+    for (int path = 0; path < 3; path++) {
+      kite_status s;
+      if (!gemm_by_path(path, &g, 2, &s)) continue;
+      snprintf(what, sizeof what, "gemm %s via %s", desc, gemm_paths[path]);
+      if (path == 0 && !kite__gemm_pick(kite_variants, kite_variants_len, g.ab, g.c, a->M, a->N, a->K, align, 1))
+        KT_KITE_EXPECT(s, KITE_ERR_NO_KERNEL);
+      else
+        expect_valid_no_gpu(s, what);
+    }
+  }
+  ck_assert_msg(kite__launch_count() == before, "a gemm without a GPU counted a launch");
+}
+END_TEST
+
+/* A variant's alignment covers A, B and their strides, not C. */
+START_TEST(gemm_variant_alignment)
+{
+  const uint64_t before = kite__launch_count();
+  for (int k = 0; k < 9; k++) {
+    gemm_case g = gemm_valid();
+    kite_gemm_args *a = &g.a;
+    kite_status want = KITE_ERR_UNSUPPORTED, s;
+    const char *desc = "baseline";
+    switch (k) {
+    case 0: want = KITE_ERR_CUDA; break;
+    case 1: a->lda = 129; desc = "odd lda"; break;
+    case 2: a->ldb = 132; desc = "ldb * 2 bytes = 8 (mod 16)"; break;
+    case 3: a->A = cpy(a->A, 2); desc = "A 2 bytes off"; break;
+    case 4: a->B = cpy(a->B, 8); desc = "B 8 bytes off"; break;
+    case 5: a->C = cpy(a->C, 4); a->ldc = 97; want = KITE_ERR_CUDA; desc = "C 4 bytes off, odd ldc"; break;
+    case 6: a->A = NULL; a->lda = 129; want = KITE_ERR_INVALID_ARG; desc = "A NULL and odd lda"; break;
+    case 7: a->lda = 129; a->M = 0; want = KITE_OK; desc = "odd lda, empty"; break;
+    case 8: a->M = 1; a->lda = 129; desc = "odd lda, one row"; break;
+    }
+    gemm_by_path(1, &g, 16, &s);
+    if (want == KITE_ERR_CUDA) expect_valid_no_gpu(s, desc);
+    else ck_assert_msg(s == want, "align-16 synthetic, %s: %s (%s), want %s", desc, kite_status_str(s),
+                       kite_last_error(), kite_status_str(want));
+  }
+  ck_assert_msg(kite__launch_count() == before, "launched");
+}
+END_TEST
+
+/* M, N or K of 0: done, whatever the pointers and strides. */
+START_TEST(gemm_empty_products_launch_nothing)
+{
+  const uint64_t before = kite__launch_count();
+  for (int k = 0; k < 4; k++) {
+    gemm_case g;
+    memset(&g, 0, sizeof g);
+    g.ab = KITE_F16;
+    g.c = KITE_F32;
+    g.a.M = k == 0 ? 0 : 7;
+    g.a.N = k == 1 ? 0 : 9;
+    g.a.K = k == 2 ? 0 : 11;
+    if (k == 3) { g = gemm_valid(); g.a.N = 0; g.a.A = cpy(g.a.A, 1); g.a.lda = 0; }
+    for (int path = 0; path < 3; path++) {
+      kite_status s;
+      if (!gemm_by_path(path, &g, 16, &s)) continue;
+      ck_assert_msg(s == KITE_OK, "empty product %d via %s: %s (%s)", k, gemm_paths[path],
+                    kite_status_str(s), kite_last_error());
+    }
+  }
+  ck_assert_msg(kite__launch_count() == before, "an empty product launched");
+}
+END_TEST
+
+/* ---- the gemm heuristic on synthetic tables --------------------------------------- */
+
+static const struct kite_variant pick_tab[] = {
+  SV("gemm_t_128x256", KITE_BF16, KITE_BF16, 16, 0, 128, 256),
+  SV("gemm_t_128x128", KITE_BF16, KITE_BF16, 16, 0, 128, 128),
+  SV("gemm_t_64x128", KITE_BF16, KITE_BF16, 16, 0, 64, 128),
+  SV("gemm_t_64x64", KITE_BF16, KITE_BF16, 16, 0, 64, 64),
+  SV("gemm_s_64x64", KITE_BF16, KITE_BF16, 2, 1, 64, 64),
+  SV("gemm_s_128x128", KITE_BF16, KITE_BF16, 2, 1, 128, 128),
+  SV("gemm_h_128x256", KITE_F16, KITE_F16, 16, 0, 128, 256),
+  SV("gemm_c_128x256", KITE_BF16, KITE_F32, 16, 0, 128, 256),
+  SV("gemm_e_128x192", KITE_BF16, KITE_BF16, 8, 0, 128, 192),
+  { .name = "softmax_bf16_x", .op = "softmax", .dtype = KITE_BF16, .dtype_out = KITE_BF16, .n_min = 1,
+    .n_max = INT32_MAX, .align = 2, .rank = 0, .tile_m = 0, .tile_n = 0, .launch = stub_launch },
+};
+#define PICK_N ((int32_t)(sizeof pick_tab / sizeof pick_tab[0]))
+
+static const struct kite_variant *pick(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int32_t align, int sms)
+{
+  return kite__gemm_pick(pick_tab, PICK_N, ab, c, M, N, 512, align, sms);
+}
+
+#define PICKED(v, nm) \
+  ck_assert_msg((v) != NULL && strcmp((v)->name, nm) == 0, "picked %s, want %s", (v) ? (v)->name : "NULL", nm)
+
+START_TEST(gemm_pick_filters_dtype_and_alignment)
+{
+  PICKED(pick(KITE_F16, KITE_F16, 4096, 4096, 16, 132), "gemm_h_128x256");
+  PICKED(pick(KITE_BF16, KITE_F32, 4096, 4096, 16, 132), "gemm_c_128x256");
+  PICKED(pick(KITE_BF16, KITE_F32, 1, 1, 16, 132), "gemm_c_128x256");   /* the only one */
+  ck_assert_ptr_null(pick(KITE_BF16, KITE_F16, 4096, 4096, 16, 132));
+  ck_assert_ptr_null(pick(KITE_F16, KITE_F32, 4096, 4096, 16, 132));
+  ck_assert_ptr_null(pick(KITE_F32, KITE_F32, 4096, 4096, 16, 132));
+  ck_assert_ptr_null(pick(KITE_F16, KITE_F16, 4096, 4096, 8, 132));     /* below its alignment */
+  ck_assert_ptr_null(pick(KITE_BF16, KITE_BF16, 64, 64, 1, 132));       /* nothing takes 1 byte */
+  ck_assert_ptr_null(kite__gemm_pick(pick_tab, 0, KITE_BF16, KITE_BF16, 64, 64, 64, 16, 132));
+  ck_assert_ptr_null(kite__gemm_pick(&pick_tab[PICK_N - 1], 1, KITE_BF16, KITE_BF16, 64, 64, 64, 16, 132));
+  /* an odd lda leaves 2-byte alignment: only the align-2 variants */
+  const int32_t odd = kite__align_of((const void *const[]){ FX, FW }, 2, (const int64_t[]){ 4097 * 2, 4096 * 2 }, 2);
+  ck_assert_int_eq(odd, 2);
+  kt_rng r = kt_rng_for("gemm_pick_align", 0);
+  for (int k = 0; k < 2000; k++) {
+    const int64_t M = kt_range(&r, 1, 20000), N = kt_range(&r, 1, 20000);
+    const int sms = (int)kt_range(&r, 1, 200);
+    const struct kite_variant *v = pick(KITE_BF16, KITE_BF16, M, N, odd, sms);
+    ck_assert_msg(v && v->align <= 2, "M=%lld N=%lld sms=%d, align 2: %s", (long long)M, (long long)N, sms,
+                  v ? v->name : "NULL");
+    v = pick(KITE_BF16, KITE_BF16, M, N, 8, sms);
+    ck_assert_msg(v && v->align <= 8, "align 8: %s", v ? v->name : "NULL");
+    ck_assert_msg(strcmp(v->op, "gemm") == 0, "picked a %s variant", v->op);
+  }
+}
+END_TEST
+
+START_TEST(gemm_pick_heuristic_choices)
+{
+  /* large square: many waves of any tile, so the most efficient tile */
+  PICKED(pick(KITE_BF16, KITE_BF16, 8192, 8192, 16, 132), "gemm_t_128x256");
+  PICKED(pick(KITE_BF16, KITE_BF16, 4096, 4096, 16, 114), "gemm_t_128x256");
+  /* tiny M: one wave whatever the tile, so the smallest tile; of the two
+     64x64 variants (equal cost) the lower rank */
+  PICKED(pick(KITE_BF16, KITE_BF16, 16, 4096, 16, 132), "gemm_t_64x64");
+  PICKED(pick(KITE_BF16, KITE_BF16, 1, 1, 16, 132), "gemm_t_64x64");
+  ck_assert_int_eq(pick(KITE_BF16, KITE_BF16, 16, 4096, 2, 132)->tile_m, 64);
+  /* 1152 x 1152 on 132 SMs: 45 tiles of 128x256 or 81 of 128x128, both one
+     wave; the smaller tile spreads over more SMs */
+  PICKED(pick(KITE_BF16, KITE_BF16, 1152, 1152, 16, 132), "gemm_t_128x128");
+  /* one SM: every tile runs one after another, so efficiency alone decides */
+  PICKED(pick(KITE_BF16, KITE_BF16, 8192, 8192, 16, 1), "gemm_t_128x256");
+  /* sms <= 0 is taken as 1 rather than crashing */
+  PICKED(pick(KITE_BF16, KITE_BF16, 8192, 8192, 16, 0), "gemm_t_128x256");
+  /* 2-byte-aligned data: the best of the align-2 variants */
+  PICKED(pick(KITE_BF16, KITE_BF16, 8192, 8192, 2, 132), "gemm_s_128x128");
+  /* 8-byte-aligned: 128x192 (21 waves at efficiency 0.95) beats 128x128 (32 at 0.85) */
+  PICKED(pick(KITE_BF16, KITE_BF16, 8192, 8192, 8, 132), "gemm_e_128x192");
+}
+END_TEST
+
+/* Ties go to the lower rank, then the smaller name, in any table order; and
+   the choice is an argmin: dropping a variant that was not chosen, or
+   reordering the table, never changes it. */
+START_TEST(gemm_pick_is_deterministic)
+{
+  const struct kite_variant ties[] = {
+    SV("gemm_b", KITE_BF16, KITE_BF16, 2, 1, 128, 128), SV("gemm_a", KITE_BF16, KITE_BF16, 2, 1, 128, 128),
+    SV("gemm_c", KITE_BF16, KITE_BF16, 2, 0, 128, 128),
+  };
+  const struct kite_variant rev[] = { ties[2], ties[1], ties[0] };
+  PICKED(kite__gemm_pick(ties, 3, KITE_BF16, KITE_BF16, 999, 999, 9, 16, 132), "gemm_c");
+  PICKED(kite__gemm_pick(rev, 3, KITE_BF16, KITE_BF16, 999, 999, 9, 16, 132), "gemm_c");
+  PICKED(kite__gemm_pick(ties, 2, KITE_BF16, KITE_BF16, 999, 999, 9, 16, 132), "gemm_a");
+  PICKED(kite__gemm_pick(&rev[1], 2, KITE_BF16, KITE_BF16, 999, 999, 9, 16, 132), "gemm_a");
+
+  kt_rng r = kt_rng_for("gemm_pick_argmin", 0);
+  struct kite_variant sub[PICK_N];
+  for (int k = 0; k < 500; k++) {
+    const int64_t M = kt_range(&r, 1, 1 << 16), N = kt_range(&r, 1, 1 << 16);
+    const int sms = (int)kt_range(&r, 1, 160);
+    const int32_t align = (int32_t)1 << kt_range(&r, 1, 4);
+    const struct kite_variant *full = pick(KITE_BF16, KITE_BF16, M, N, align, sms);
+    ck_assert_ptr_nonnull(full);
+    for (int32_t drop = 0; drop < PICK_N; drop++) {
+      int32_t n = 0;
+      for (int32_t i = PICK_N - 1; i >= 0; i--)   /* reversed, without drop */
+        if (i != drop) sub[n++] = pick_tab[i];
+      const struct kite_variant *v = kite__gemm_pick(sub, n, KITE_BF16, KITE_BF16, M, N, 1, align, sms);
+      if (&pick_tab[drop] == full) continue;
+      ck_assert_msg(v && strcmp(v->name, full->name) == 0, "M=%lld N=%lld sms=%d align %d: %s, without %s: %s",
+                    (long long)M, (long long)N, sms, (int)align, full->name, pick_tab[drop].name,
+                    v ? v->name : "NULL");
+    }
+  }
+}
+END_TEST
+
+/* ---- kite_explain for gemm ------------------------------------------------------------ */
+
+START_TEST(gemm_explain)
+{
+  char buf[512];
+  const uint64_t before = kite__launch_count();
+  KT_KITE_EXPECT(kite_explain("gemm", KITE_BF16, -1, 64, 64, buf, sizeof buf), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_explain("gemm", KITE_BF16, 64, 64, -1, buf, sizeof buf), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_explain("gemm", (kite_dtype)99, 64, 64, 64, buf, sizeof buf), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_explain("gemm", KITE_F32, 64, 64, 64, buf, sizeof buf), KITE_ERR_UNSUPPORTED);
+  KT_KITE_EXPECT(kite_explain("gemm", KITE_BF16, (int64_t)1 << 31, 64, 64, buf, sizeof buf), KITE_ERR_UNSUPPORTED);
+  KT_KITE_EXPECT(kite_explain("gemm", KITE_BF16, 64, 64, 64, NULL, 9), KITE_ERR_INVALID_ARG);
+  KT_KITE_OK(kite_explain("gemm", KITE_BF16, 64, 0, 64, buf, sizeof buf));
+  ck_assert_msg(strstr(buf, "nothing to do") != NULL, "empty gemm explained as \"%s\"", buf);
+  static const int64_t shapes[][3] = { { 128, 128, 128 }, { 8192, 8192, 8192 }, { 16, 4096, 4096 }, { 1, 1, 1 } };
+  static const kite_dtype dts[2] = { KITE_BF16, KITE_F16 };
+  for (int d = 0; d < 2; d++)
+    for (int k = 0; k < 4; k++) {
+      const int64_t *sh = shapes[k];
+      /* no device here: explain assumes 132 SMs and 16-byte-aligned operands, C of A's dtype */
+      const struct kite_variant *want = kite__gemm_pick(kite_variants, kite_variants_len, dts[d], dts[d],
+                                                        sh[0], sh[1], sh[2], 16, 132);
+      const kite_status s = kite_explain("gemm", dts[d], sh[0], sh[1], sh[2], buf, sizeof buf);
+      if (!want) {
+        KT_KITE_EXPECT(s, KITE_ERR_NO_KERNEL);
+        continue;
+      }
+      KT_KITE_OK(s);
+      ck_assert_msg(strstr(buf, want->name) && strstr(buf, "wave") && strstr(buf, "tile") &&
+                    strstr(buf, "132 SMs") && strstr(buf, "16-byte"), "explain gemm: \"%s\", want %s", buf,
+                    want->name);
+    }
+  ck_assert_msg(kite__launch_count() == before, "kite_explain launched");
+}
+END_TEST
+
+/* ---- launch helpers without a driver ------------------------------------------------- */
+
+/* Refusals come before the driver is asked; the map is left untouched. */
+START_TEST(tmap_refuses_bad_arguments)
+{
+  _Alignas(64) unsigned char map[128], untouched[128];
+  memset(map, 0xa5, sizeof map);
+  memcpy(untouched, map, sizeof map);
+  const void *base = FX;
+  struct { const char *desc; kite_dtype dt; const void *base; int64_t rows, cols, ld; int32_t br, bc, swz; } bad[] = {
+    { "base 2 bytes off", KITE_BF16, cpy(base, 2), 64, 64, 64, 64, 64, 128 },
+    { "base 8 bytes off", KITE_BF16, cpy(base, 8), 64, 64, 64, 64, 64, 128 },
+    { "base NULL", KITE_BF16, NULL, 64, 64, 64, 64, 64, 128 },
+    { "stride 14 bytes", KITE_BF16, base, 64, 7, 7, 8, 8, 0 },
+    { "stride 8 bytes (mod 16)", KITE_F32, base, 64, 64, 66, 64, 32, 128 },
+    { "ld < cols", KITE_BF16, base, 64, 64, 56, 64, 64, 128 },
+    { "stride 2^40 bytes", KITE_BF16, base, 2, 64, (int64_t)1 << 39, 64, 64, 128 },
+    { "ld = INT64_MAX", KITE_F32, base, 2, 64, INT64_MAX, 64, 32, 128 },
+    { "box rows 257", KITE_BF16, base, 1024, 1024, 1024, 257, 64, 128 },
+    { "box rows 0", KITE_BF16, base, 1024, 1024, 1024, 0, 64, 128 },
+    { "box cols 512", KITE_BF16, base, 1024, 1024, 1024, 64, 512, 0 },
+    { "box cols -8", KITE_BF16, base, 1024, 1024, 1024, 64, -8, 0 },
+    { "box row 8 bytes", KITE_BF16, base, 1024, 1024, 1024, 64, 4, 0 },
+    { "box row 256 bytes, swizzle 128", KITE_BF16, base, 1024, 1024, 1024, 64, 128, 128 },
+    { "box row 64 bytes, swizzle 32", KITE_F32, base, 1024, 1024, 1024, 64, 16, 32 },
+    { "swizzle 16", KITE_BF16, base, 1024, 1024, 1024, 64, 8, 16 },
+    { "swizzle -1", KITE_BF16, base, 1024, 1024, 1024, 64, 8, -1 },
+    { "rows 0", KITE_BF16, base, 0, 64, 64, 64, 64, 128 },
+    { "cols 0", KITE_BF16, base, 64, 0, 64, 64, 64, 128 },
+    { "rows 2^32 + 1", KITE_BF16, base, ((int64_t)1 << 32) + 1, 64, 64, 64, 64, 128 },
+    { "dtype 99", (kite_dtype)99, base, 64, 64, 64, 64, 64, 128 },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const cudaError_t e = kite__tmap_2d(map, bad[i].dt, bad[i].base, bad[i].rows, bad[i].cols, bad[i].ld,
+                                        bad[i].br, bad[i].bc, bad[i].swz);
+    ck_assert_msg(e == cudaErrorInvalidValue, "tmap %s: %s, want cudaErrorInvalidValue", bad[i].desc,
+                  cudaGetErrorName(e));
+    ck_assert_msg(memcmp(map, untouched, sizeof map) == 0, "tmap %s wrote the map", bad[i].desc);
+  }
+  ck_assert_int_eq(kite__tmap_2d(NULL, KITE_BF16, base, 64, 64, 64, 64, 64, 128), cudaErrorInvalidValue);
+  /* valid requests get as far as the device, which is hidden here */
+  const cudaError_t e = kite__tmap_2d(map, KITE_BF16, base, 1000, 999, 1024, 128, 64, 128);
+  ck_assert_msg(e != cudaSuccess && e != cudaErrorInvalidValue, "a valid tmap without a GPU: %s",
+                cudaGetErrorName(e));
+  ck_assert_msg(memcmp(map, untouched, sizeof map) == 0, "a failed tmap wrote the map");
+}
+END_TEST
+
+START_TEST(device_sms_without_a_device)
+{
+  int sms = -7;
+  ck_assert_int_eq(kite__device_sms(NULL), cudaErrorInvalidValue);
+  ck_assert_int_ne(kite__device_sms(&sms), cudaSuccess);
+  ck_assert_int_eq(sms, -7);
 }
 END_TEST
 
@@ -975,7 +1395,19 @@ int main(void)
   tcase_add_loop_test(tc, row_op_invalid_arguments, 0, OP_COUNT * 3);
   tcase_add_loop_test(tc, row_op_valid_arguments_reach_the_device_check, 0, OP_COUNT * 3);
   tcase_add_loop_test(tc, row_op_empty_problems_launch_nothing, 0, OP_COUNT * 3);
-  tcase_add_test(tc, gemm_arguments);
+  tcase_add_test(tc, gemm_invalid_arguments);
+  tcase_add_test(tc, gemm_valid_arguments_reach_the_device_check);
+  tcase_add_test(tc, gemm_variant_alignment);
+  tcase_add_test(tc, gemm_empty_products_launch_nothing);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("gemm_dispatch");
+  tcase_add_test(tc, gemm_pick_filters_dtype_and_alignment);
+  tcase_add_test(tc, gemm_pick_heuristic_choices);
+  tcase_add_test(tc, gemm_pick_is_deterministic);
+  tcase_add_test(tc, gemm_explain);
+  tcase_add_test(tc, tmap_refuses_bad_arguments);
+  tcase_add_test(tc, device_sms_without_a_device);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("variants");
