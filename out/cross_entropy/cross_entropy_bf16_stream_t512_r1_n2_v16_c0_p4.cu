@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <math.h>
 #include "kite.h"
+#include "kite_launch.h"
 
 // Not every op uses every shared helper below.
 #pragma nv_diag_suppress 177
@@ -500,9 +501,8 @@ extern "C" cudaError_t kite_v_cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p4(con
   const int64_t blocks = (a->M + kRows - 1) / kRows;
   int64_t limit = kMaxGrid;
   if (kPipe > 1) {   // persistent: as many CTAs as fit the GPU at once
-    int dev, sms;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    int sms;
+    const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;
     limit = (int64_t)sms * kMinCtas;
   }

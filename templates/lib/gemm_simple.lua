@@ -29,7 +29,7 @@ function M.name(p)
 end
 
 function M.meta(p)
-  return { n_min = 1, n_max = 1, align = dtypes[p.ab].size, rank = 10,
+  return { n_min = 1, n_max = 0x7fffffff, align = dtypes[p.ab].size, rank = 10,
            tile_m = p.tile_m, tile_n = p.tile_n, dtype = p.ab, dtype_out = p.c }
 end
 

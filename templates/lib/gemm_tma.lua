@@ -1,7 +1,366 @@
--- lib/gemm_tma.lua: the TMA + wgmma gemm kind (placeholder: no points yet).
+-- lib/gemm_tma.lua: the TMA + wgmma gemm kind.  C = alpha * A * B^T + beta * C
+-- with A (M x K) and B (N x K) K-major, bf16 or f16, C bf16, f16 or f32.
+--
+-- One persistent CTA per SM walks output tiles (tile_m x tile_n) in groups
+-- of kGroupM tile rows, so that neighbouring CTAs share A and B in L2.
+-- Warpgroup 0 produces: one thread loads the k-tiles of A and B by TMA into
+-- a ring of `stages` shared-memory stages (128-byte swizzle), each with a
+-- full barrier (TMA bytes landed) and an empty one (consumers done).  The
+-- `wg` consumer warpgroups each own tile_m / wg rows of the tile: wgmma
+-- m64nNk16 straight from the stages, f32 accumulators in registers, one
+-- wgmma group kept in flight while the next stage is awaited.  The epilogue
+-- goes through a small per-warp staging buffer so that rows leave as
+-- contiguous 16-element runs (alpha, beta, conversion; C is read only when
+-- beta != 0).  TMA zero-fills past M, N and K, so tails need no special
+-- loads; the epilogue masks rows and columns.
+local dtypes = require "lib.dtypes"
+local ptx = require "lib.ptx"
+
 local M = {}
-function M.valid(p) return false end
-function M.name(p) return "gemm_tma" end
-function M.meta(p) return { n_min = 1, n_max = 1, align = 16 } end
-function M.source(p, variant) error("gemm_tma: no kernel yet") end
+
+M.TILE_K = 64          -- one 128-byte swizzle row of 2-byte elements
+M.MAX_STAGES = 5
+M.SMEM_LIMIT = 227 * 1024
+M.EPI_STRIDE = 40      -- floats per staging row: 32 + 8, conflict-free float2 writes
+M.GROUP_M = 8          -- tile rows per L2 group
+
+M.MAX_ACC = 128        -- accumulators per consumer thread: the register budget
+
+-- Accumulator registers per consumer thread: its tile_m / wg rows in m64
+-- blocks, tile_n / 2 floats per thread per block.
+function M.acc(p) return p.tile_m // p.wg // 64 * p.tile_n // 2 end
+
+function M.stage_bytes(p) return (p.tile_m + p.tile_n) * M.TILE_K * 2 end
+function M.epi_bytes(p) return p.wg * 4 * 16 * M.EPI_STRIDE * 4 end
+
+-- Dynamic shared memory: 1 KB to align the stages to the swizzle atom,
+-- the stages, the epilogue staging.
+function M.smem(p, stages)
+  return 1024 + stages * M.stage_bytes(p) + M.epi_bytes(p)
+end
+
+-- The deepest ring that fits (the barriers are static, a few bytes).
+function M.stages_for(p)
+  for s = M.MAX_STAGES, 2, -1 do
+    if M.smem(p, s) + 1024 <= M.SMEM_LIMIT then return s end
+  end
+  return nil
+end
+
+function M.valid(p)
+  if p.cluster ~= 1 then return false, "clusters are not implemented yet" end
+  if p.tile_m % (64 * p.wg) ~= 0 then return false, "each consumer takes whole m64 blocks" end
+  if M.acc(p) > M.MAX_ACC then return false, "registers" end
+  if not M.stages_for(p) then return false, "shared memory" end
+  return p.stages == M.stages_for(p)
+end
+
+function M.name(p)
+  return string.format("gemm_tma_%s_%s_%dx%dx%d_s%d_wg%d_c%d", p.ab, p.c, p.tile_m, p.tile_n,
+                       M.TILE_K, p.stages, p.wg, p.cluster)
+end
+
+-- TMA needs 16-byte aligned operands and row strides.  Any N: the runtime
+-- reads the N range of row ops only, but tools that filter by it see all.
+local N_ANY = 0x7fffffff
+
+function M.meta(p)
+  return { n_min = 1, n_max = N_ANY, align = 16, rank = 0, tile_m = p.tile_m, tile_n = p.tile_n,
+           dtype = p.ab, dtype_out = p.c }
+end
+
+-- Registers per thread: what a launch of the CTA gets (a multiple of 8, at
+-- most 255), and after setmaxnreg the producer keeps 40 and the consumers
+-- share the rest of the 64K-register file.  Moved only when that gives the
+-- consumers more (two consumer warpgroups: 168 -> 232).
+local function reg_helpers(p)
+  local threads = 128 * (p.wg + 1)
+  local launch = math.min(65536 // threads, 255)
+  launch = launch - launch % 8
+  local producer = 40
+  local consumer = (65536 // 128 - producer) // p.wg
+  consumer = math.min(consumer - consumer % 8, 240)
+  if consumer <= launch then
+    return "__device__ __forceinline__ void producer_regs() {}\n" ..
+           "__device__ __forceinline__ void consumer_regs() {}\n"
+  end
+  return ptx.setmaxnreg(producer, consumer)
+end
+
+local function constants(p)
+  local ab, c = dtypes[p.ab], dtypes[p.c]
+  return string.format([[
+typedef %s ab_t;                // A and B
+typedef %s c_t;                 // C
+constexpr int kTileM = %d, kTileN = %d, kTileK = %d;
+constexpr int kStages = %d;
+constexpr int kConsumers = %d;                     // consumer warpgroups
+constexpr int kWgRows = kTileM / kConsumers;       // tile rows per consumer
+constexpr int kMBlocks = kWgRows / 64;             // m64 wgmma blocks per consumer
+constexpr int kAcc = kTileN / 2;                   // accumulators per thread per block
+constexpr int kThreads = 128 * (kConsumers + 1);   // warpgroup 0 produces
+constexpr int kGroupM = %d;                        // tile rows per L2 group
+constexpr int kABytes = kTileM * kTileK * (int)sizeof(ab_t);
+constexpr int kBBytes = kTileN * kTileK * (int)sizeof(ab_t);
+constexpr int kStageBytes = kABytes + kBBytes;
+constexpr int kEpiStride = %d;                     // floats per staging row
+constexpr int kEpiWarp = 16 * kEpiStride;          // floats of one warp's staging
+constexpr int kSmemBytes = %d;
+constexpr int kSwizzle = 128;                      // bytes: one k-tile row
+static_assert(kTileK * sizeof(ab_t) == kSwizzle, "a k-tile row is one swizzle row");
+static_assert(kABytes %% 1024 == 0 && kStageBytes %% 1024 == 0, "stages on swizzle atoms");
+]], ab.ctype, c.ctype, p.tile_m, p.tile_n, M.TILE_K, p.stages, p.wg, M.GROUP_M, M.EPI_STRIDE,
+    M.smem(p, p.stages)) .. reg_helpers(p)
+end
+
+M.KERNEL = [[
+// Kernel parameters besides the two tensor maps.
+struct gemm_params {
+  int M, N, K;
+  int tiles_m, tiles_n, k_tiles;
+  float alpha, beta;
+  c_t *C;
+  int64_t ldc;
+  bool c_vec;   // C and its row stride 16-byte aligned: 16-byte stores
+};
+
+// Tile t of the grouped order: kGroupM tile rows at a time, column by column.
+__device__ __forceinline__ void tile_coords(const gemm_params &p, int t, int &tm, int &tn)
+{
+  const int per_group = kGroupM * p.tiles_n;
+  const int first = t / per_group * kGroupM;
+  const int rows = min(p.tiles_m - first, kGroupM);
+  tm = first + t % per_group % rows;
+  tn = t % per_group / rows;
+}
+
+// The producer: one thread keeps the ring full, kStages k-tiles ahead.
+__device__ __forceinline__ void produce(const gemm_params &p, const CUtensorMap *ta, const CUtensorMap *tb,
+                                        uint8_t *stages, uint64_t *full, uint64_t *empty)
+{
+  int s = 0;
+  uint32_t phase = 1;   // a fresh empty barrier counts as released
+  for (int t = blockIdx.x; t < p.tiles_m * p.tiles_n; t += gridDim.x) {
+    int tm, tn;
+    tile_coords(p, t, tm, tn);
+    for (int kt = 0; kt < p.k_tiles; ++kt) {
+      mbar_wait(&empty[s], phase);
+      mbar_arrive_expect_tx(&full[s], kStageBytes);
+      uint8_t *st = stages + s * kStageBytes;
+      tma_load_2d(st, ta, kt * kTileK, tm * kTileM, &full[s]);
+      tma_load_2d(st + kABytes, tb, kt * kTileK, tn * kTileN, &full[s]);
+      if (++s == kStages) { s = 0; phase ^= 1; }
+    }
+  }
+}
+
+// One k-tile of this consumer's rows: kMBlocks x 4 wgmma (k16 steps).
+__device__ __forceinline__ void mma_stage(float (&acc)[kMBlocks][kAcc], const uint8_t *st, int w, bool first)
+{
+  const uint64_t db = wgmma_desc_sw128(st + kABytes);
+  wgmma_fence();
+#pragma unroll
+  for (int mb = 0; mb < kMBlocks; ++mb) {
+    const uint64_t da = wgmma_desc_sw128(st + (w * kWgRows + mb * 64) * kSwizzle);
+#pragma unroll
+    for (int kk = 0; kk < kTileK / 16; ++kk)
+      WGMMA(acc[mb], da + 2 * kk, db + 2 * kk, (first && kk == 0) ? 0 : 1);
+  }
+  wgmma_commit();
+}
+
+// Releases a stage: one arrival per consumer warp.
+__device__ __forceinline__ void release(uint64_t *empty, int s)
+{
+  if (threadIdx.x % 32 == 0) mbar_arrive(&empty[s]);
+}
+
+// Writes run v (16 consecutive columns from col of row) as
+// alpha * v + beta * C, masked to the matrix.
+__device__ __forceinline__ void store_run(const gemm_params &p, int row, int col, float (&v)[16])
+{
+  if (row >= p.M || col >= p.N) return;
+  c_t *dst = p.C + (int64_t)row * p.ldc + col;
+  const bool whole = col + 16 <= p.N;
+  if (whole && p.c_vec) {
+    c_t out[16];
+    constexpr int kPer = 16 / sizeof(c_t);   // elements per 16-byte access
+#pragma unroll
+    for (int q = 0; q < 16 / kPer; ++q) {
+      if (p.beta != 0.f) {
+        const uint4 old = *reinterpret_cast<const uint4 *>(dst + q * kPer);
+        const c_t *o = reinterpret_cast<const c_t *>(&old);
+#pragma unroll
+        for (int e = 0; e < kPer; ++e) v[q * kPer + e] = fmaf(p.beta, to_f32(o[e]), p.alpha * v[q * kPer + e]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kPer; ++e) v[q * kPer + e] *= p.alpha;
+      }
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) out[q * kPer + e] = from_f32(v[q * kPer + e]);
+      *reinterpret_cast<uint4 *>(dst + q * kPer) = *reinterpret_cast<const uint4 *>(out + q * kPer);
+    }
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < 16; ++e) {
+    if (col + e >= p.N) break;
+    const float y = p.beta != 0.f ? fmaf(p.beta, to_f32(dst[e]), p.alpha * v[e]) : p.alpha * v[e];
+    dst[e] = from_f32(y);
+  }
+}
+
+// The epilogue of one consumer warp: its 16 rows of each m64 block go
+// through the warp's staging buffer 32 columns at a time, in the wgmma
+// accumulator layout (row lane/4 and +8, columns 8j + 2(lane%4) and +1),
+// and leave as two 16-column runs per row.
+__device__ __forceinline__ void epilogue(const gemm_params &p, float (&acc)[kMBlocks][kAcc], float *stage,
+                                         int tm, int tn, int w)
+{
+  const int lane = threadIdx.x % 32, wi = threadIdx.x / 32 % 4;
+#pragma unroll
+  for (int mb = 0; mb < kMBlocks; ++mb) {
+    const int row0 = tm * kTileM + w * kWgRows + mb * 64 + wi * 16;
+#pragma unroll
+    for (int sl = 0; sl < kTileN / 32; ++sl) {
+      __syncwarp();
+#pragma unroll
+      for (int jj = 0; jj < 4; ++jj) {
+        const int j = sl * 4 + jj, col = jj * 8 + lane % 4 * 2;
+        *reinterpret_cast<float2 *>(&stage[lane / 4 * kEpiStride + col]) =
+            make_float2(acc[mb][4 * j], acc[mb][4 * j + 1]);
+        *reinterpret_cast<float2 *>(&stage[(lane / 4 + 8) * kEpiStride + col]) =
+            make_float2(acc[mb][4 * j + 2], acc[mb][4 * j + 3]);
+      }
+      __syncwarp();
+      const int r = lane / 2, c0 = lane % 2 * 16;
+      float v[16];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float4 f = *reinterpret_cast<const float4 *>(&stage[r * kEpiStride + c0 + 4 * q]);
+        v[4 * q] = f.x; v[4 * q + 1] = f.y; v[4 * q + 2] = f.z; v[4 * q + 3] = f.w;
+      }
+      store_run(p, row0 + r, tn * kTileN + sl * 32 + c0, v);
+    }
+  }
+}
+
+// A consumer warpgroup: every tile's k-loop, then its epilogue, while the
+// producer already fills the ring for the next tile.
+__device__ __forceinline__ void consume(const gemm_params &p, uint8_t *stages, float *epi, uint64_t *full,
+                                        uint64_t *empty, int w)
+{
+  float acc[kMBlocks][kAcc];
+  int s = 0;
+  uint32_t phase = 0;
+  float *stage = epi + (w * 4 + threadIdx.x / 32 % 4) * kEpiWarp;
+  for (int t = blockIdx.x; t < p.tiles_m * p.tiles_n; t += gridDim.x) {
+    int tm, tn;
+    tile_coords(p, t, tm, tn);
+    int prev = -1;
+    for (int kt = 0; kt < p.k_tiles; ++kt) {
+      mbar_wait(&full[s], phase);
+      __syncwarp();   // wgmma wants the warp converged
+      mma_stage(acc, stages + s * kStageBytes, w, kt == 0);
+      if (prev >= 0) {   // the previous k-tile's wgmma group is done: its stage is free
+        wgmma_wait<1>();
+        release(empty, prev);
+      }
+      prev = s;
+      if (++s == kStages) { s = 0; phase ^= 1; }
+    }
+    wgmma_wait<0>();
+    release(empty, prev);
+    epilogue(p, acc, stage, tm, tn, w);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+gemm_tma(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, const gemm_params p)
+{
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ uint64_t full[kStages], empty[kStages];
+  uint8_t *stages = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  float *epi = reinterpret_cast<float *>(stages + kStages * kStageBytes);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], kConsumers * 4);
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+  if (wg == 0) {
+    producer_regs();
+    if (threadIdx.x == 0) produce(p, &ta, &tb, stages, full, empty);
+    return;
+  }
+  consumer_regs();
+  consume(p, stages, epi, full, empty, wg - 1);
+}
+]]
+
+local LAUNCHER = [[
+// Which devices have had the kernel's shared-memory limit raised.
+std::atomic<uint64_t> smem_raised{0};
+
+__host__ cudaError_t raise_smem(int dev)
+{
+  const uint64_t bit = dev < 64 ? 1ull << dev : 0;
+  if (bit && (smem_raised.load(std::memory_order_relaxed) & bit)) return cudaSuccess;
+  const cudaError_t e = cudaFuncSetAttribute(gemm_tma, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  if (e == cudaSuccess && bit) smem_raised.fetch_or(bit, std::memory_order_relaxed);
+  return e;
+}
+
+}  // namespace
+
+extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
+{
+  const kite_gemm_args *a = static_cast<const kite_gemm_args *>(args);
+  // TMA coordinates are 32-bit; so are the kernel's sizes.
+  if (a->M > INT_MAX || a->N > INT_MAX || a->K > INT_MAX) return cudaErrorInvalidValue;
+  alignas(64) CUtensorMap ta, tb;
+  cudaError_t e = kite__tmap_2d(&ta, %s, a->A, a->M, a->K, a->lda, kTileM, kTileK, kSwizzle);
+  if (e == cudaSuccess) e = kite__tmap_2d(&tb, %s, a->B, a->N, a->K, a->ldb, kTileN, kTileK, kSwizzle);
+  int dev = 0, sms = 0;
+  if (e == cudaSuccess) e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = kite__device_sms(&sms);
+  if (e == cudaSuccess) e = raise_smem(dev);
+  if (e != cudaSuccess) return e;
+  gemm_params p;
+  p.M = (int)a->M; p.N = (int)a->N; p.K = (int)a->K;
+  p.tiles_m = (p.M + kTileM - 1) / kTileM;
+  p.tiles_n = (p.N + kTileN - 1) / kTileN;
+  p.k_tiles = (p.K + kTileK - 1) / kTileK;
+  if ((int64_t)p.tiles_m * p.tiles_n > INT_MAX) return cudaErrorInvalidValue;
+  p.alpha = a->alpha; p.beta = a->beta;
+  p.C = static_cast<c_t *>(a->C);
+  p.ldc = a->ldc;
+  p.c_vec = (reinterpret_cast<uintptr_t>(a->C) | (uintptr_t)(a->ldc * (int64_t)sizeof(c_t))) %% 16 == 0;
+  const int tiles = p.tiles_m * p.tiles_n;
+  gemm_tma<<<tiles < sms ? tiles : sms, kThreads, kSmemBytes, stream>>>(ta, tb, p);
+  return cudaGetLastError();
+}
+]]
+
+-- The whole .cu text of a variant.
+function M.source(p, variant)
+  local ab, c = dtypes[p.ab], dtypes[p.c]
+  local kernel = M.KERNEL:gsub("WGMMA", "wgmma_m64n" .. p.tile_n .. "k16")
+  return table.concat({
+    dtypes.includes(),
+    "#include <cuda.h>\n#include <limits.h>\n#include <atomic>\n",
+    '#include "kite.h"\n#include "kite_launch.h"\n',
+    "namespace {\n",
+    constants(p),
+    "typedef c_t elem_t;\n" .. c.convert(),
+    ptx.helpers({ "SMEM", "MBARRIER", "ARRIVE", "TMA", "WGMMA" }),
+    ptx.wgmma(p.tile_n, p.ab),
+    kernel,
+    string.format(LAUNCHER, variant, ab.kite, ab.kite),
+  }, "\n")
+end
+
 return M

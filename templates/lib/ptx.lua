@@ -60,7 +60,106 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
 }
 ]]
 
--- The helpers named in `parts` ("SMEM", "MBARRIER", "BULK"), in that order.
+M.ARRIVE = [[
+// One plain arrival (a consumer releasing a stage).
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_addr(bar)) : "memory");
+}
+]]
+
+M.TMA = [[
+// Loads the box at (x, y) (x the contiguous dimension) of the tensor map into
+// shared memory; completion counts the box's bytes (zero-filled past the
+// tensor's edges, and counted all the same) on `bar`.
+__device__ __forceinline__ void tma_load_2d(void *dst, const void *map, int x, int y, uint64_t *bar)
+{
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];"
+               :: "r"(smem_addr(dst)), "l"(map), "r"(x), "r"(y), "r"(smem_addr(bar)) : "memory");
+}
+]]
+
+M.WGMMA = [[
+// Orders register accesses before the warpgroup's next wgmma reads them.
+__device__ __forceinline__ void wgmma_fence()
+{
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_commit()
+{
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+// Waits until at most N committed wgmma groups are still running.
+template <int N>
+__device__ __forceinline__ void wgmma_wait()
+{
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+}
+
+// Shared-memory matrix descriptor of a K-major tile in the 128-byte swizzle:
+// rows of 128 bytes, 8-row (1024-byte) swizzle atoms stacked along M/N (the
+// stride byte offset), the leading byte offset unused for this layout.  The
+// tile must start on a 1024-byte boundary; a k16 step inside the 128-byte
+// row adds 32 bytes (2 in the encoded address) to the start.
+__device__ __forceinline__ uint64_t wgmma_desc_sw128(const void *tile)
+{
+  const uint64_t addr = smem_addr(tile);
+  return ((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
+}
+]]
+
+-- Register budget moves between warpgroups (setmaxnreg), as two helpers
+-- with the counts baked in: the producer gives, the consumers take.
+function M.setmaxnreg(producer, consumer)
+  return string.format([[
+__device__ __forceinline__ void producer_regs()
+{
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %d;");
+}
+
+__device__ __forceinline__ void consumer_regs()
+{
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %d;");
+}
+]], producer, consumer)
+end
+
+-- wgmma m64nNk16 with f32 accumulators, A and B from shared-memory
+-- descriptors (both K-major), for element type ab ("bf16" or "f16"): the
+-- accumulator operand list, N / 2 registers, is written out here.
+function M.wgmma(n, ab)
+  local regs, ops = {}, {}
+  local nacc = n // 2
+  for i = 0, nacc - 1 do
+    regs[#regs + 1] = "%" .. i
+    ops[#ops + 1] = string.format('"+f"(d[%d])', i)
+  end
+  local lines = {}
+  for i = 1, #ops, 8 do
+    lines[#lines + 1] = "                 " .. table.concat(ops, ", ", i, math.min(i + 7, #ops))
+  end
+  return string.format([[
+// D (64 x %d, f32) += A (64 x 16) * B (%d x 16)^T; scale_d == 0 overwrites D.
+__device__ __forceinline__ void wgmma_m64n%dk16(float (&d)[%d], uint64_t da, uint64_t db, int scale_d)
+{
+  asm volatile("{\n"
+               ".reg .pred p;\n"
+               "setp.ne.b32 p, %%%d, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s "
+               "{%s}, %%%d, %%%d, p, 1, 1, 0, 0;\n"
+               "}\n"
+               : %s
+               : "l"(da), "l"(db), "r"(scale_d));
+}
+]], n, n, n, nacc, nacc + 2, n, ab, ab, table.concat(regs, ", "), nacc, nacc + 1,
+      table.concat(lines, ",\n"):gsub("^%s+", ""))
+end
+
+-- The helpers named in `parts` (keys of this module: "SMEM", "MBARRIER",
+-- "ARRIVE", "BULK", "TMA", "WGMMA"), in the order given.
 function M.helpers(parts)
   local out = {}
   for _, k in ipairs(parts) do

@@ -217,7 +217,7 @@ function M.prelude(op, p)
   local out = {}
   local function add(s) out[#out + 1] = s end
   add(dtypes.includes())
-  add('#include "kite.h"\n')
+  add('#include "kite.h"\n#include "kite_launch.h"\n')
   add("// Not every op uses every shared helper below.\n#pragma nv_diag_suppress 177\n\nnamespace {\n")
   add(string.format([[
 typedef %s elem_t;
@@ -258,9 +258,8 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   const int64_t blocks = (a->M + kRows - 1) / kRows;
   int64_t limit = kMaxGrid;
   if (kPipe > 1) {   // persistent: as many CTAs as fit the GPU at once
-    int dev, sms;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    int sms;
+    const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;
     limit = (int64_t)sms * kMinCtas;
   }
