@@ -50,8 +50,9 @@ test: all
 
 test-bins: build/test_gen $(TEST_BINS)
 
-build/kite-bench: bench/kite_bench.c build/libkite.a
-	$(CC) $(CFLAGS) $< -o $@ build/libkite.a $(LDLIBS)
+BENCH_SRC := bench/kite_bench.c bench/bench_util.c
+build/kite-bench: $(BENCH_SRC) bench/bench_util.h build/libkite.a
+	$(CC) $(CFLAGS) $(BENCH_SRC) -o $@ build/libkite.a $(LDLIBS)
 
 bench: all
 	@$(MAKE) --no-print-directory build/kite-bench
