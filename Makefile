@@ -50,9 +50,11 @@ test: all
 
 test-bins: build/test_gen $(TEST_BINS)
 
-BENCH_SRC := bench/kite_bench.c bench/bench_util.c
-build/kite-bench: $(BENCH_SRC) bench/bench_util.h build/libkite.a
-	$(CC) $(CFLAGS) $(BENCH_SRC) -o $@ build/libkite.a $(LDLIBS)
+# kite-bench times kite_gemm against cuBLASLt: -lcublasLt from the toolkit's
+# lib64 (KITE_LDLIBS has its -L and rpath).
+BENCH_SRC := bench/kite_bench.c bench/bench_util.c bench/bench_gemm.c
+build/kite-bench: $(BENCH_SRC) bench/bench_util.h bench/bench_gemm.h build/libkite.a
+	$(CC) $(CFLAGS) $(BENCH_SRC) -o $@ build/libkite.a $(LDLIBS) -lcublasLt
 
 bench: all
 	@$(MAKE) --no-print-directory build/kite-bench

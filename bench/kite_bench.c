@@ -1,6 +1,8 @@
-/* kite_bench.c - memory-bandwidth benchmark of kite's row ops.
+/* kite_bench.c - memory-bandwidth benchmark of kite's row ops, and the
+ * command line of kite-bench.
  *
  *   kite-bench [rows] [options]         time rmsnorm, softmax, cross_entropy
+ *   kite-bench gemm [options]           kite_gemm against cuBLASLt (bench_gemm.c)
  *   kite-bench --explain OP DTYPE M N [K]
  *   kite-bench --list                   the generated variant table
  *
@@ -24,6 +26,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "bench_gemm.h"
 #include "bench_util.h"
 #include "kite.h"
 
@@ -53,6 +56,7 @@ static void usage(FILE *f)
 {
   fputs(
     "usage: kite-bench [rows] [options]\n"
+    "       kite-bench gemm [options]      (kite-bench gemm --help)\n"
     "       kite-bench --explain OP DTYPE M N [K]\n"
     "       kite-bench --list\n"
     "\n"
@@ -555,6 +559,8 @@ int main(int argc, char **argv)
       return 0;
     } else if (strcmp(a, "rows") == 0 && i == 1) {
       continue;
+    } else if (strcmp(a, "gemm") == 0 && i == 1) {
+      return cmd_gemm(argc - 1, argv + 1);
     } else if (strcmp(a, "--dtype") == 0) {
       const char *v = need_arg(argc, argv, &i);
       if (!parse_dtype(v, &o.dtype) || o.dtype == KITE_E4M3) die("--dtype: want bf16, f16 or f32, not '%s'", v);
