@@ -37,10 +37,19 @@ build: $(KITE_LIB_A) $(KITE_LIB_SO)
 # ---- tests and benchmarks ---------------------------------------------------
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
-TEST_BINS := build/test_runtime build/test_gpu build/test_dist
+TEST_BINS := build/test_runtime build/test_gpu build/test_gemm build/test_dist
 
 build/test_%: tests/test_%.c tests/kite_test.h build/libkite.a
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests $< -o $@ build/libkite.a $(CHECK_LIBS) $(LDLIBS)
+
+# test_gemm's data, float64 reference and checks run on the device: a .cu of
+# its own, compiled for sm_90a like the kernels and linked in.
+build/tests/kt_gemm_ref.o: tests/kt_gemm_ref.cu tests/kt_gemm_ref.h runtime/kite.h
+	@mkdir -p $(dir $@)
+	$(KITE_NVCC) -O3 -std=c++17 $(KITE_ARCH) -Xcompiler -Wall,-Wextra,-Werror -Iruntime -Itests -c $< -o $@
+
+build/test_gemm: tests/test_gemm.c tests/kite_test.h tests/kt_gemm_ref.h build/tests/kt_gemm_ref.o build/libkite.a
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests $< -o $@ build/tests/kt_gemm_ref.o build/libkite.a $(CHECK_LIBS) $(LDLIBS)
 
 # The test binaries are built only after `all` is done, so that a parallel
 # make never builds the library twice at once.
@@ -50,8 +59,11 @@ test: all
 
 test-bins: build/test_gen $(TEST_BINS)
 
-build/kite-bench: bench/kite_bench.c build/libkite.a
-	$(CC) $(CFLAGS) $< -o $@ build/libkite.a $(LDLIBS)
+# kite-bench times kite_gemm against cuBLASLt: -lcublasLt from the toolkit's
+# lib64 (KITE_LDLIBS has its -L and rpath).
+BENCH_SRC := bench/kite_bench.c bench/bench_util.c bench/bench_gemm.c
+build/kite-bench: $(BENCH_SRC) bench/bench_util.h bench/bench_gemm.h build/libkite.a
+	$(CC) $(CFLAGS) $(BENCH_SRC) -o $@ build/libkite.a $(LDLIBS) -lcublasLt
 
 bench: all
 	@$(MAKE) --no-print-directory build/kite-bench

@@ -1,6 +1,8 @@
-/* kite_bench.c - memory-bandwidth benchmark of kite's row ops.
+/* kite_bench.c - memory-bandwidth benchmark of kite's row ops, and the
+ * command line of kite-bench.
  *
  *   kite-bench [rows] [options]         time rmsnorm, softmax, cross_entropy
+ *   kite-bench gemm [options]           kite_gemm against cuBLASLt (bench_gemm.c)
  *   kite-bench --explain OP DTYPE M N [K]
  *   kite-bench --list                   the generated variant table
  *
@@ -16,9 +18,7 @@
  *   cross_entropy  read x (M*N*elem) + read targets (M*8) + write loss (M*4)
  *   copy           read x + write y (2*M*N*elem)
  * rstd and lse are not requested (NULL). */
-#include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,40 +26,18 @@
 
 #include <cuda_runtime_api.h>
 
+#include "bench_gemm.h"
+#include "bench_util.h"
 #include "kite.h"
 
 #define MAX_NS 64
 #define MAX_SETS 65536
-#define EXPLAIN_LEN 1024
 #define RMS_EPS 1e-6f
 #define CE_IGNORE (-100)
 
 static const char *const ALL_OPS[] = { "rmsnorm", "softmax", "cross_entropy" };
 #define N_ALL_OPS 3
 static const int64_t DEFAULT_NS[] = { 1024, 4096, 16384, 65536, 262144 };
-
-/* ---- errors ---------------------------------------------------------------- */
-
-static void die(const char *fmt, ...)
-{
-  va_list ap;
-  fflush(stdout);
-  fputs("kite-bench: ", stderr);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  exit(1);
-}
-
-/* A CUDA error is fatal: after an asynchronous fault the context is unusable. */
-#define CUDA_CHECK(call)                                                                    \
-  do {                                                                                      \
-    cudaError_t e_ = (call);                                                                \
-    if (e_ != cudaSuccess)                                                                  \
-      die("%s:%d: %s failed: %s (%s)", __FILE__, __LINE__, #call, cudaGetErrorName(e_),     \
-          cudaGetErrorString(e_));                                                          \
-  } while (0)
 
 /* ---- options --------------------------------------------------------------- */
 
@@ -78,6 +56,7 @@ static void usage(FILE *f)
 {
   fputs(
     "usage: kite-bench [rows] [options]\n"
+    "       kite-bench gemm [options]      (kite-bench gemm --help)\n"
     "       kite-bench --explain OP DTYPE M N [K]\n"
     "       kite-bench --list\n"
     "\n"
@@ -97,47 +76,6 @@ static void usage(FILE *f)
     "  --explain OP DTYPE M N [K]  print kite_explain's choice (no GPU needed)\n"
     "  --list                 print the generated variant table (no GPU needed)\n",
     f);
-}
-
-static int parse_dtype(const char *s, kite_dtype *d)
-{
-  if (strcmp(s, "bf16") == 0) *d = KITE_BF16;
-  else if (strcmp(s, "f16") == 0 || strcmp(s, "fp16") == 0) *d = KITE_F16;
-  else if (strcmp(s, "f32") == 0 || strcmp(s, "fp32") == 0) *d = KITE_F32;
-  else if (strcmp(s, "e4m3") == 0) *d = KITE_E4M3;
-  else return 0;
-  return 1;
-}
-
-static const char *dtype_name(kite_dtype d)
-{
-  switch (d) {
-  case KITE_BF16: return "bf16";
-  case KITE_F16: return "f16";
-  case KITE_F32: return "f32";
-  case KITE_E4M3: return "e4m3";
-  }
-  return "?";
-}
-
-static int dtype_size(kite_dtype d)
-{
-  return d == KITE_F32 ? 4 : d == KITE_E4M3 ? 1 : 2;
-}
-
-/* A positive count: "2^k" or a decimal number. */
-static int64_t parse_count(const char *s, const char *what)
-{
-  char *end;
-  errno = 0;
-  if (strncmp(s, "2^", 2) == 0) {
-    long k = strtol(s + 2, &end, 10);
-    if (errno || end == s + 2 || *end || k < 0 || k > 62) die("bad %s '%s' (want 2^k, k in 0..62)", what, s);
-    return (int64_t)1 << k;
-  }
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v <= 0) die("bad %s '%s' (want a positive number or 2^k)", what, s);
-  return (int64_t)v;
 }
 
 static const char *canonical_op(const char *s)
@@ -223,63 +161,6 @@ static int cmd_list(void)
   return 0;
 }
 
-/* ---- random inputs ----------------------------------------------------------- */
-
-static uint64_t xorshift(uint64_t *s)
-{
-  uint64_t x = *s;
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *s = x;
-  return x * 0x2545F4914F6CDD1DULL;
-}
-
-static uint16_t f32_to_bf16(float f)
-{
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);   /* round to nearest even; inputs are finite */
-  return (uint16_t)(u >> 16);
-}
-
-static uint16_t f32_to_f16(float f)
-{
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  uint32_t sign = (u >> 16) & 0x8000u, mant = u & 0x7fffffu;
-  int32_t exp = (int32_t)((u >> 23) & 0xffu) - 127 + 15;
-  if (exp <= 0) return (uint16_t)sign;            /* below f16's normal range: signed zero */
-  if (exp >= 31) return (uint16_t)(sign | 0x7c00u);
-  uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13), rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;   /* a carry rounds into the exponent */
-  return (uint16_t)h;
-}
-
-/* n values uniform in [lo, hi) of dtype d, written to dst. */
-static void fill_random(void *dst, size_t n, kite_dtype d, float lo, float hi, uint64_t seed)
-{
-  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
-  if (s == 0) s = 1;
-  const float scale = (hi - lo) / 16777216.0f;
-  for (size_t i = 0; i < n; i += 2) {
-    uint64_t r = xorshift(&s);
-    float v[2] = { lo + (float)(r >> 40) * scale, lo + (float)((r >> 16) & 0xffffffu) * scale };
-    for (size_t k = 0; k < 2 && i + k < n; k++) {
-      if (d == KITE_F32) ((float *)dst)[i + k] = v[k];
-      else if (d == KITE_F16) ((uint16_t *)dst)[i + k] = f32_to_f16(v[k]);
-      else ((uint16_t *)dst)[i + k] = f32_to_bf16(v[k]);
-    }
-  }
-}
-
-static void *xmalloc(size_t n)
-{
-  void *p = malloc(n ? n : 1);
-  if (!p) die("out of host memory (%zu bytes)", n);
-  return p;
-}
-
 /* ---- device buffers ---------------------------------------------------------- */
 
 struct bench {
@@ -297,8 +178,7 @@ struct bench {
   cudaStream_t stream;
   cudaEvent_t *ev;          /* 2 * reps */
   float *ms;                /* reps */
-  size_t l2;
-  char devname[256];
+  struct bench_device dev;
   FILE *csv;
   int failures;
 };
@@ -316,24 +196,7 @@ static size_t round_up(size_t v, size_t a)
 
 static void open_device(struct bench *b)
 {
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0)
-    die("no usable CUDA device (%s); kite-bench times kernels and needs an sm_90 GPU "
-        "(H100/H200).  `--explain` and `--list` work without one.",
-        e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
-  if (b->o.device < 0 || b->o.device >= count)
-    die("--device %d: only %d CUDA device(s) visible", b->o.device, count);
-  CUDA_CHECK(cudaSetDevice(b->o.device));
-  struct cudaDeviceProp p;
-  CUDA_CHECK(cudaGetDeviceProperties(&p, b->o.device));
-  snprintf(b->devname, sizeof b->devname, "%s", p.name);
-  if (p.major != 9 || p.minor != 0)
-    die("device %d (%s) is sm_%d%d; kite's kernels are built for sm_90a (H100/H200)", b->o.device,
-        p.name, p.major, p.minor);
-  b->l2 = p.l2CacheSize > 0 ? (size_t)p.l2CacheSize : (size_t)50 << 20;
-  if (p.l2CacheSize <= 0)
-    fprintf(stderr, "kite-bench: warning: device reports no L2 size; assuming 50 MiB\n");
+  bench_open_device(b->o.device, &b->dev);
   CUDA_CHECK(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
 }
 
@@ -351,7 +214,7 @@ static void alloc_buffers(struct bench *b)
   b->rows_cap = (size_t)max_rows;
 
   /* Enough sets that x alone (cross_entropy reads nothing else) covers > 3x L2. */
-  size_t want = 3 * b->l2 / b->x_stride + 1;
+  size_t want = 3 * b->dev.l2 / b->x_stride + 1;
   if (want < 2) want = 2;
   if (want > MAX_SETS) want = MAX_SETS;
   size_t per_set = 2 * b->x_stride + b->rows_cap * (sizeof(int64_t) + sizeof(float)) + 512;
@@ -474,16 +337,6 @@ static kite_status launch(const struct bench *b, const struct shape *s, enum how
   return kite_cross_entropy_fwd(d, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, NULL, b->stream);
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
-struct timing {
-  double median_us, min_us, max_us;
-};
-
 /* Times reps launches (after the warm-up), each between its own events.  A
    kite error is returned (after draining the stream); a CUDA error is fatal. */
 static kite_status time_it(struct bench *b, const struct shape *s, enum how how, const char *variant,
@@ -507,30 +360,11 @@ static kite_status time_it(struct bench *b, const struct shape *s, enum how how,
   if (st != KITE_OK) return st;
   for (int i = 0; i < b->o.reps; i++)
     CUDA_CHECK(cudaEventElapsedTime(&b->ms[i], b->ev[2 * i], b->ev[2 * i + 1]));
-  qsort(b->ms, (size_t)b->o.reps, sizeof *b->ms, cmp_float);
-  int r = b->o.reps;
-  double med = r % 2 ? b->ms[r / 2] : 0.5 * ((double)b->ms[r / 2 - 1] + (double)b->ms[r / 2]);
-  t->median_us = med * 1e3;
-  t->min_us = (double)b->ms[0] * 1e3;
-  t->max_us = (double)b->ms[r - 1] * 1e3;
+  *t = timing_of(b->ms, b->o.reps);
   return KITE_OK;
 }
 
 /* ---- which variant ----------------------------------------------------------------- */
-
-static int ident_char(char c)
-{
-  return isalnum((unsigned char)c) || c == '_';
-}
-
-/* Does text contain name as a whole identifier? */
-static int has_word(const char *text, const char *name)
-{
-  size_t n = strlen(name);
-  for (const char *p = strstr(text, name); p; p = strstr(p + 1, name))
-    if ((p == text || !ident_char(p[-1])) && !ident_char(p[n])) return 1;
-  return 0;
-}
 
 /* The runtime's alignment rule: lowest set bit of every pointer and byte stride, capped at 16. */
 static int32_t align_of(const kite_row_args *a, int es)
@@ -675,8 +509,8 @@ static int cmd_rows(struct opts *o)
   double set_bytes = 2.0 * (double)b.x_stride;
   printf("# kite-bench: %s, L2 %.1f MiB; dtype %s; M*N = %lld elements; %d buffer sets "
          "(%.2f GiB of x+y, %.1fx L2); warm-up %d, median of %d runs, each timed with its own events\n",
-         b.devname, (double)b.l2 / (1 << 20), dtype_name(o->dtype), (long long)o->elems, b.nsets,
-         b.nsets * set_bytes / (1 << 30), b.nsets * set_bytes / (double)b.l2, o->warmup, o->reps);
+         b.dev.name, (double)b.dev.l2 / (1 << 20), dtype_name(o->dtype), (long long)o->elems, b.nsets,
+         b.nsets * set_bytes / (1 << 30), b.nsets * set_bytes / (double)b.dev.l2, o->warmup, o->reps);
   printf("# bytes: rmsnorm 2*M*N*e + N*e (w); softmax 2*M*N*e; cross_entropy M*N*e + M*12 "
          "(int64 targets, f32 loss); copy = cudaMemcpyAsync D2D of x, 2*M*N*e; TB/s = 1e12 B/s\n");
   if (o->variants)
@@ -698,21 +532,6 @@ static int cmd_rows(struct opts *o)
     return 1;
   }
   return 0;
-}
-
-static const char *need_arg(int argc, char **argv, int *i)
-{
-  if (*i + 1 >= argc) die("%s needs a value", argv[*i]);
-  return argv[++*i];
-}
-
-static int parse_int(const char *s, const char *what, int lo, int hi)
-{
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) die("bad %s '%s' (want %d..%d)", what, s, lo, hi);
-  return (int)v;
 }
 
 int main(int argc, char **argv)
@@ -740,6 +559,8 @@ int main(int argc, char **argv)
       return 0;
     } else if (strcmp(a, "rows") == 0 && i == 1) {
       continue;
+    } else if (strcmp(a, "gemm") == 0 && i == 1) {
+      return cmd_gemm(argc - 1, argv + 1);
     } else if (strcmp(a, "--dtype") == 0) {
       const char *v = need_arg(argc, argv, &i);
       if (!parse_dtype(v, &o.dtype) || o.dtype == KITE_E4M3) die("--dtype: want bf16, f16 or f32, not '%s'", v);

@@ -1,0 +1,216 @@
+/* bench_util.c - helpers shared by kite-bench's benchmarks (bench_util.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+
+#define DEFAULT_L2 ((size_t)50 << 20)   /* H200's; used when the device reports none */
+
+/* ---- errors ---------------------------------------------------------------- */
+
+void die(const char *fmt, ...)
+{
+  va_list ap;
+  fflush(stdout);
+  fputs("kite-bench: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  exit(1);
+}
+
+void *xmalloc(size_t n)
+{
+  void *p = malloc(n ? n : 1);
+  if (!p) die("out of host memory (%zu bytes)", n);
+  return p;
+}
+
+/* ---- arguments and element types ------------------------------------------- */
+
+int parse_dtype(const char *s, kite_dtype *d)
+{
+  if (strcmp(s, "bf16") == 0) *d = KITE_BF16;
+  else if (strcmp(s, "f16") == 0 || strcmp(s, "fp16") == 0) *d = KITE_F16;
+  else if (strcmp(s, "f32") == 0 || strcmp(s, "fp32") == 0) *d = KITE_F32;
+  else if (strcmp(s, "e4m3") == 0) *d = KITE_E4M3;
+  else return 0;
+  return 1;
+}
+
+const char *dtype_name(kite_dtype d)
+{
+  switch (d) {
+  case KITE_BF16: return "bf16";
+  case KITE_F16: return "f16";
+  case KITE_F32: return "f32";
+  case KITE_E4M3: return "e4m3";
+  }
+  return "?";
+}
+
+int dtype_size(kite_dtype d)
+{
+  return d == KITE_F32 ? 4 : d == KITE_E4M3 ? 1 : 2;
+}
+
+int64_t parse_count(const char *s, const char *what)
+{
+  char *end;
+  errno = 0;
+  if (strncmp(s, "2^", 2) == 0) {
+    long k = strtol(s + 2, &end, 10);
+    if (errno || end == s + 2 || *end || k < 0 || k > 62) die("bad %s '%s' (want 2^k, k in 0..62)", what, s);
+    return (int64_t)1 << k;
+  }
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v <= 0) die("bad %s '%s' (want a positive number or 2^k)", what, s);
+  return (int64_t)v;
+}
+
+int parse_int(const char *s, const char *what, int lo, int hi)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) die("bad %s '%s' (want %d..%d)", what, s, lo, hi);
+  return (int)v;
+}
+
+const char *need_arg(int argc, char **argv, int *i)
+{
+  if (*i + 1 >= argc) die("%s needs a value", argv[*i]);
+  return argv[++*i];
+}
+
+static int ident_char(char c)
+{
+  return isalnum((unsigned char)c) || c == '_';
+}
+
+int has_word(const char *text, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *p = strstr(text, name); p; p = strstr(p + 1, name))
+    if ((p == text || !ident_char(p[-1])) && !ident_char(p[n])) return 1;
+  return 0;
+}
+
+/* ---- random inputs and host conversions ------------------------------------ */
+
+uint64_t xorshift(uint64_t *s)
+{
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+static uint16_t f32_to_bf16(float f)
+{
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);   /* round to nearest even; inputs are finite */
+  return (uint16_t)(u >> 16);
+}
+
+static uint16_t f32_to_f16(float f)
+{
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint32_t sign = (u >> 16) & 0x8000u, mant = u & 0x7fffffu;
+  int32_t exp = (int32_t)((u >> 23) & 0xffu) - 127 + 15;
+  if (exp <= 0) return (uint16_t)sign;            /* below f16's normal range: signed zero */
+  if (exp >= 31) return (uint16_t)(sign | 0x7c00u);
+  uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13), rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;   /* a carry rounds into the exponent */
+  return (uint16_t)h;
+}
+
+void fill_random(void *dst, size_t n, kite_dtype d, float lo, float hi, uint64_t seed)
+{
+  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
+  if (s == 0) s = 1;
+  const float scale = (hi - lo) / 16777216.0f;
+  for (size_t i = 0; i < n; i += 2) {
+    uint64_t r = xorshift(&s);
+    float v[2] = { lo + (float)(r >> 40) * scale, lo + (float)((r >> 16) & 0xffffffu) * scale };
+    for (size_t k = 0; k < 2 && i + k < n; k++) {
+      if (d == KITE_F32) ((float *)dst)[i + k] = v[k];
+      else if (d == KITE_F16) ((uint16_t *)dst)[i + k] = f32_to_f16(v[k]);
+      else ((uint16_t *)dst)[i + k] = f32_to_bf16(v[k]);
+    }
+  }
+}
+
+static float bits_to_f32(uint32_t u)
+{
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* Exact: every f16 value, subnormals, infinities and NaNs included, is a float. */
+static float f16_to_f32(uint16_t h)
+{
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0x1f) return bits_to_f32(sign | 0x7f800000u | (mant << 13));
+  if (exp != 0) return bits_to_f32(sign | ((exp + 127 - 15) << 23) | (mant << 13));
+  float v = (float)mant * (1.0f / 16777216.0f);   /* subnormal: mant * 2^-24 */
+  return sign ? -v : v;
+}
+
+float elem_to_f32(kite_dtype d, const void *base, size_t i)
+{
+  if (d == KITE_F32) return ((const float *)base)[i];
+  uint16_t h = ((const uint16_t *)base)[i];
+  if (d == KITE_F16) return f16_to_f32(h);
+  return bits_to_f32((uint32_t)h << 16);
+}
+
+/* ---- device and timing -------------------------------------------------------- */
+
+void bench_open_device(int device, struct bench_device *d)
+{
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0)
+    die("no usable CUDA device (%s); kite-bench times kernels and needs an sm_90 GPU "
+        "(H100/H200).  `--explain` and `--list` work without one.",
+        e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+  if (device < 0 || device >= count) die("--device %d: only %d CUDA device(s) visible", device, count);
+  CUDA_CHECK(cudaSetDevice(device));
+  struct cudaDeviceProp p;
+  CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  snprintf(d->name, sizeof d->name, "%s", p.name);
+  if (p.major != 9 || p.minor != 0)
+    die("device %d (%s) is sm_%d%d; kite's kernels are built for sm_90a (H100/H200)", device, p.name,
+        p.major, p.minor);
+  d->l2 = p.l2CacheSize > 0 ? (size_t)p.l2CacheSize : DEFAULT_L2;
+  if (p.l2CacheSize <= 0) fprintf(stderr, "kite-bench: warning: device reports no L2 size; assuming 50 MiB\n");
+  d->sms = p.multiProcessorCount;
+}
+
+int cmp_float(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+struct timing timing_of(float *ms, int n)
+{
+  struct timing t;
+  qsort(ms, (size_t)n, sizeof *ms, cmp_float);
+  double med = n % 2 ? ms[n / 2] : 0.5 * ((double)ms[n / 2 - 1] + (double)ms[n / 2]);
+  t.median_us = med * 1e3;
+  t.min_us = (double)ms[0] * 1e3;
+  t.max_us = (double)ms[n - 1] * 1e3;
+  return t;
+}
