@@ -323,14 +323,18 @@ gemm_tma(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtenso
   consume(p, stages, epi, full, empty, wg - 1);
 }
 
-// Which devices have had the kernel's shared-memory limit raised.
+// Devices (a bit each, the first 64) on which the limit has been raised.
 std::atomic<uint64_t> smem_raised{0};
 
-__host__ cudaError_t raise_smem(int dev)
+template <typename Kernel>
+__host__ cudaError_t raise_smem(Kernel kernel, int bytes)
 {
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
   const uint64_t bit = dev < 64 ? 1ull << dev : 0;
   if (bit && (smem_raised.load(std::memory_order_relaxed) & bit)) return cudaSuccess;
-  const cudaError_t e = cudaFuncSetAttribute(gemm_tma, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e == cudaSuccess && bit) smem_raised.fetch_or(bit, std::memory_order_relaxed);
   return e;
 }
@@ -345,10 +349,9 @@ extern "C" cudaError_t kite_v_gemm_tma_f16_f32_128x64x64_s5_wg1_c1(const void *a
   alignas(64) CUtensorMap ta, tb;
   cudaError_t e = kite__tmap_2d(&ta, KITE_F16, a->A, a->M, a->K, a->lda, kTileM, kTileK, kSwizzle);
   if (e == cudaSuccess) e = kite__tmap_2d(&tb, KITE_F16, a->B, a->N, a->K, a->ldb, kTileN, kTileK, kSwizzle);
-  int dev = 0, sms = 0;
-  if (e == cudaSuccess) e = cudaGetDevice(&dev);
+  int sms = 0;
   if (e == cudaSuccess) e = kite__device_sms(&sms);
-  if (e == cudaSuccess) e = raise_smem(dev);
+  if (e == cudaSuccess) e = raise_smem(gemm_tma, kSmemBytes);
   if (e != cudaSuccess) return e;
   gemm_params p;
   p.M = (int)a->M; p.N = (int)a->N; p.K = (int)a->K;

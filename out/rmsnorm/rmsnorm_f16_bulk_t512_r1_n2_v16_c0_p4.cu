@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include <math.h>
+#include <atomic>
 #include "kite.h"
 #include "kite_launch.h"
 
@@ -245,6 +246,22 @@ __device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t
   return static_cast<elem_t *>(base) + (p.live ? p.row * ld : 0);
 }
 
+
+// Devices (a bit each, the first 64) on which the limit has been raised.
+std::atomic<uint64_t> smem_raised{0};
+
+template <typename Kernel>
+__host__ cudaError_t raise_smem(Kernel kernel, int bytes)
+{
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const uint64_t bit = dev < 64 ? 1ull << dev : 0;
+  if (bit && (smem_raised.load(std::memory_order_relaxed) & bit)) return cudaSuccess;
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e == cudaSuccess && bit) smem_raised.fetch_or(bit, std::memory_order_relaxed);
+  return e;
+}
 
 // 32-bit shared-memory address of a generic pointer into shared memory.
 __device__ __forceinline__ uint32_t smem_addr(const void *p)
@@ -501,7 +518,7 @@ extern "C" cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4(const void *
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit);
   if (kDynSmem > kDefaultSmem) {
-    const cudaError_t e = cudaFuncSetAttribute(rmsnorm_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, kDynSmem);
+    const cudaError_t e = raise_smem(rmsnorm_fwd, kDynSmem);
     if (e != cudaSuccess) return e;
   }
   rmsnorm_fwd<<<grid, kCtaThreads, kDynSmem, stream>>>(*a);

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include <math.h>
+#include <atomic>
 #include "kite.h"
 #include "kite_launch.h"
 
@@ -246,6 +247,22 @@ __device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t
 }
 
 
+// Devices (a bit each, the first 64) on which the limit has been raised.
+std::atomic<uint64_t> smem_raised{0};
+
+template <typename Kernel>
+__host__ cudaError_t raise_smem(Kernel kernel, int bytes)
+{
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const uint64_t bit = dev < 64 ? 1ull << dev : 0;
+  if (bit && (smem_raised.load(std::memory_order_relaxed) & bit)) return cudaSuccess;
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e == cudaSuccess && bit) smem_raised.fetch_or(bit, std::memory_order_relaxed);
+  return e;
+}
+
 // The chunk of a resident row this thread holds, from global memory.
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv])
 {
@@ -379,7 +396,7 @@ extern "C" cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2(const void *a
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit);
   if (kDynSmem > kDefaultSmem) {
-    const cudaError_t e = cudaFuncSetAttribute(softmax_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, kDynSmem);
+    const cudaError_t e = raise_smem(softmax_fwd, kDynSmem);
     if (e != cudaSuccess) return e;
   }
   softmax_fwd<<<grid, kCtaThreads, kDynSmem, stream>>>(*a);

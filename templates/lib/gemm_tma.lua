@@ -15,6 +15,7 @@
 -- loads; the epilogue masks rows and columns.
 local dtypes = require "lib.dtypes"
 local ptx = require "lib.ptx"
+local launch = require "lib.launch"
 
 local M = {}
 
@@ -302,20 +303,6 @@ gemm_tma(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtenso
 ]]
 
 local LAUNCHER = [[
-// Which devices have had the kernel's shared-memory limit raised.
-std::atomic<uint64_t> smem_raised{0};
-
-__host__ cudaError_t raise_smem(int dev)
-{
-  const uint64_t bit = dev < 64 ? 1ull << dev : 0;
-  if (bit && (smem_raised.load(std::memory_order_relaxed) & bit)) return cudaSuccess;
-  const cudaError_t e = cudaFuncSetAttribute(gemm_tma, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  if (e == cudaSuccess && bit) smem_raised.fetch_or(bit, std::memory_order_relaxed);
-  return e;
-}
-
-}  // namespace
-
 extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 {
   const kite_gemm_args *a = static_cast<const kite_gemm_args *>(args);
@@ -324,10 +311,9 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   alignas(64) CUtensorMap ta, tb;
   cudaError_t e = kite__tmap_2d(&ta, %s, a->A, a->M, a->K, a->lda, kTileM, kTileK, kSwizzle);
   if (e == cudaSuccess) e = kite__tmap_2d(&tb, %s, a->B, a->N, a->K, a->ldb, kTileN, kTileK, kSwizzle);
-  int dev = 0, sms = 0;
-  if (e == cudaSuccess) e = cudaGetDevice(&dev);
+  int sms = 0;
   if (e == cudaSuccess) e = kite__device_sms(&sms);
-  if (e == cudaSuccess) e = raise_smem(dev);
+  if (e == cudaSuccess) e = raise_smem(gemm_tma, kSmemBytes);
   if (e != cudaSuccess) return e;
   gemm_params p;
   p.M = (int)a->M; p.N = (int)a->N; p.K = (int)a->K;
@@ -359,6 +345,8 @@ function M.source(p, variant)
     ptx.helpers({ "SMEM", "MBARRIER", "ARRIVE", "TMA", "WGMMA" }),
     ptx.wgmma(p.tile_n, p.ab),
     kernel,
+    launch.RAISE_SMEM,
+    "}  // namespace\n",
     string.format(LAUNCHER, variant, ab.kite, ab.kite),
   }, "\n")
 end

@@ -3,6 +3,7 @@
 -- (types, vector access, reductions) that every variant file carries.
 local dtypes = require "lib.dtypes"
 local ptx = require "lib.ptx"
+local launch = require "lib.launch"
 
 local M = {}
 
@@ -217,6 +218,7 @@ function M.prelude(op, p)
   local out = {}
   local function add(s) out[#out + 1] = s end
   add(dtypes.includes())
+  add("#include <atomic>")
   add('#include "kite.h"\n#include "kite_launch.h"\n')
   add("// Not every op uses every shared helper below.\n#pragma nv_diag_suppress 177\n\nnamespace {\n")
   add(string.format([[
@@ -237,6 +239,7 @@ constexpr int kCacheChunks = %d;        // chunks the output pass rereads from s
     M.min_ctas(p, opts), p.pipe, p.cache))
   add(d.convert())
   add(M.DEVICE)
+  add(launch.RAISE_SMEM)
   if M.staged(p) then
     add(ptx.helpers({ "SMEM", "MBARRIER", "BULK" }))
     add(M.STAGED)
@@ -265,7 +268,7 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit);
   if (kDynSmem > kDefaultSmem) {
-    const cudaError_t e = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, kDynSmem);
+    const cudaError_t e = raise_smem(%s, kDynSmem);
     if (e != cudaSuccess) return e;
   }
   %s<<<grid, kCtaThreads, kDynSmem, stream>>>(*a);
