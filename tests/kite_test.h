@@ -294,4 +294,32 @@ static inline void kt_free_all(void)
   while (kt_nhost > 0) free(kt_host_ptrs[--kt_nhost]);
 }
 
+/* ---- GPU suites ---------------------------------------------------------------- */
+
+/* Cases added so far (KT_ADD_LOOP counts them): the number a GPU suite
+   reports as skipped when there is no GPU. */
+static inline int *kt_ncases(void)
+{
+  static int n;
+  return &n;
+}
+
+static inline void kt_no_setup(void) {}
+static inline void kt_free_teardown(void) { kt_free_all(); }
+
+/* A test case of suite s whose device buffers are freed after each test. */
+static inline TCase *kt_gpu_tcase(Suite *s, const char *name)
+{
+  TCase *tc = tcase_create(name);
+  tcase_add_checked_fixture(tc, kt_no_setup, kt_free_teardown);
+  suite_add_tcase(s, tc);
+  return tc;
+}
+
+#define KT_ADD_LOOP(tc, fn, s, e)           \
+  do {                                      \
+    tcase_add_loop_test(tc, fn, s, e);      \
+    *kt_ncases() += (e) - (s);              \
+  } while (0)
+
 #endif

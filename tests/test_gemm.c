@@ -420,43 +420,26 @@ START_TEST(no_cuda_error_left)
 }
 END_TEST
 
-static void setup(void) {}
-static void teardown(void) { kt_free_all(); }
 
-static int ncases;
-
-static TCase *tcase(Suite *s, const char *name)
-{
-  TCase *tc = tcase_create(name);
-  tcase_add_checked_fixture(tc, setup, teardown);
-  suite_add_tcase(s, tc);
-  return tc;
-}
-
-#define ADD_LOOP(tc, fn, s, e)            \
-  do {                                    \
-    tcase_add_loop_test(tc, fn, s, e);    \
-    ncases += (e) - (s);                  \
-  } while (0)
 
 int main(void)
 {
   Suite *s = suite_create("gemm");
-  TCase *tc = tcase(s, "variants");
+  TCase *tc = kt_gpu_tcase(s, "variants");
   for (int32_t i = 0; i < kite_variant_count(); i++) {
     kite_variant_info info;
     if (kite_variant_get(i, &info) == KITE_OK && strcmp(info.op, "gemm") == 0)
-      ADD_LOOP(tc, variant_matches_reference, i, i + 1);
+      KT_ADD_LOOP(tc, variant_matches_reference, i, i + 1);
   }
   /* A dtype pair without variants has nothing to test: counted skipped, with
      its name, rather than passed. */
   char missing[256] = "";
   int nmissing = 0;
-  tc = tcase(s, "entry");
+  tc = kt_gpu_tcase(s, "entry");
   for (int i = 0; i < NPAIRS; i++) {
     const kite_dtype ab = ab_types[i / 3], c = c_types[i % 3];
     if (have_variants(ab, c)) {
-      ADD_LOOP(tc, entry_point_serves_every_shape, i, i + 1);
+      KT_ADD_LOOP(tc, entry_point_serves_every_shape, i, i + 1);
       continue;
     }
     const size_t at = strlen(missing);
@@ -464,11 +447,11 @@ int main(void)
              kt_dtype_name(c));
     nmissing++;
   }
-  ADD_LOOP(tcase(s, "final"), no_cuda_error_left, 0, 1);
+  KT_ADD_LOOP(kt_gpu_tcase(s, "final"), no_cuda_error_left, 0, 1);
 
   char why[256];
   if (!kt_gpu_usable(why, sizeof why)) {
-    printf("KITE_SKIPPED: %d (no CUDA device: %s)\n", ncases + nmissing, why);
+    printf("KITE_SKIPPED: %d (no CUDA device: %s)\n", *kt_ncases() + nmissing, why);
     srunner_free(srunner_create(s));   /* frees the suite; nothing runs */
     return EXIT_SUCCESS;
   }

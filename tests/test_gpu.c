@@ -721,8 +721,6 @@ START_TEST(invalid_calls_touch_nothing)
 }
 END_TEST
 
-static void setup(void) {}
-static void teardown(void) { kt_free_all(); }
 
 /* ---- the longest rows ------------------------------------------------------------------ */
 
@@ -897,10 +895,7 @@ static int longest_row_child(int i)
     return 1;
   }
   Suite *s = suite_create("longest");
-  TCase *tc = tcase_create("longest");
-  tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_add_loop_test(tc, longest_row_here, i, i + 1);
-  suite_add_tcase(s, tc);
+  tcase_add_loop_test(kt_gpu_tcase(s, "longest"), longest_row_here, i, i + 1);
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_SILENT);
@@ -992,21 +987,6 @@ START_TEST(no_cuda_error_left)
 END_TEST
 
 
-static int ncases;
-
-static TCase *tcase(Suite *s, const char *name)
-{
-  TCase *tc = tcase_create(name);
-  tcase_add_checked_fixture(tc, setup, teardown);
-  suite_add_tcase(s, tc);
-  return tc;
-}
-
-#define ADD_LOOP(tc, fn, s, e)            \
-  do {                                    \
-    tcase_add_loop_test(tc, fn, s, e);    \
-    ncases += (e) - (s);                  \
-  } while (0)
 
 int main(void)
 {
@@ -1016,32 +996,32 @@ int main(void)
   const int nv = kite_variant_count();
   /* every variant but the gemm ones, which test_gemm runs: an op this file
      has no reference for fails loudly rather than going untested */
-  TCase *tv = tcase(s, "variants");
+  TCase *tv = kt_gpu_tcase(s, "variants");
   for (int32_t i = 0; i < nv; i++) {
     kite_variant_info info;
     if (kite_variant_get(i, &info) != KITE_OK || strcmp(info.op, "gemm") != 0)
-      ADD_LOOP(tv, variant_matches_reference, i, i + 1);
+      KT_ADD_LOOP(tv, variant_matches_reference, i, i + 1);
   }
-  TCase *tc = tcase(s, "entry");
-  ADD_LOOP(tc, entry_point_at_dispatch_boundaries, 0, OP_COUNT * 3);
-  ADD_LOOP(tc, entry_point_in_place, 0, 2 * 3);
-  ADD_LOOP(tcase(s, "targets"), cross_entropy_targets, 0, 1);
-  ADD_LOOP(tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
-  tc = tcase(s, "launch");
-  ADD_LOOP(tc, device_sms_matches_the_device, 0, 1);
-  ADD_LOOP(tc, tmap_encodes_and_caches, 0, 1);
+  TCase *tc = kt_gpu_tcase(s, "entry");
+  KT_ADD_LOOP(tc, entry_point_at_dispatch_boundaries, 0, OP_COUNT * 3);
+  KT_ADD_LOOP(tc, entry_point_in_place, 0, 2 * 3);
+  KT_ADD_LOOP(kt_gpu_tcase(s, "targets"), cross_entropy_targets, 0, 1);
+  KT_ADD_LOOP(kt_gpu_tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
+  tc = kt_gpu_tcase(s, "launch");
+  KT_ADD_LOOP(tc, device_sms_matches_the_device, 0, 1);
+  KT_ADD_LOOP(tc, tmap_encodes_and_caches, 0, 1);
   /* the longest rows last but one: a fault there must not hide the others */
-  tc = tcase(s, "huge");
+  tc = kt_gpu_tcase(s, "huge");
   for (int32_t i = 0; i < nv; i++) {
     kite_variant_info info;
     if (kite_variant_get(i, &info) == KITE_OK && info.n_max > 262144 && op_of(info.op) >= 0)
-      ADD_LOOP(tc, longest_row, i, i + 1);
+      KT_ADD_LOOP(tc, longest_row, i, i + 1);
   }
-  ADD_LOOP(tcase(s, "final"), no_cuda_error_left, 0, 1);
+  KT_ADD_LOOP(kt_gpu_tcase(s, "final"), no_cuda_error_left, 0, 1);
 
   char why[256];
   if (!kt_gpu_usable(why, sizeof why)) {
-    printf("KITE_SKIPPED: %d (no CUDA device: %s)\n", ncases, why);
+    printf("KITE_SKIPPED: %d (no CUDA device: %s)\n", *kt_ncases(), why);
     srunner_free(srunner_create(s));   /* frees the suite; nothing runs */
     return EXIT_SUCCESS;
   }
