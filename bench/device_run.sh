@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (the `device` tool), in stages that each fit one
 # device call (10 minutes); the build stays on the warm machine between calls.
-#   bash bench/device_run.sh tests [quick]   build (make -j16), the whole test suite
+#   bash bench/device_run.sh gpu   [quick]   build (make -j16), the GPU suites only (test_gpu, test_gemm)
+#   bash bench/device_run.sh tests [quick]   build, the whole test suite (make test, for the record)
 #   bash bench/device_run.sh rows  [quick]   row-op benchmarks, every variant, torch.compile
 #   bash bench/device_run.sh gemm  [quick]   gemm against cuBLASLt, SASS of the gemm kernels
 #   bash bench/device_run.sh all   [quick]   all three (only when they fit one call)
@@ -24,9 +25,18 @@ build() {
   echo "build: $(( $(date +%s) - t0 )) s"
 }
 
+gpu() {
+  local t0=$(date +%s)
+  KITE_TEST_TIMEOUT=${KITE_TEST_TIMEOUT:-240} bash tests/run.sh build/test_gpu build/test_gemm >"$OUT/gpu.log" 2>&1
+  local rc=$?
+  grep -E "^(==|KITE_SKIPPED|[0-9]+%: Checks)|kite: [0-9]+ passed|:[EF]:|stopped after" "$OUT/gpu.log" | tail -40
+  grep "starting" "$OUT/gpu.log" | tail -1
+  echo "GPU suites: rc=$rc, $(( $(date +%s) - t0 )) s"
+}
+
 tests() {
   local t0=$(date +%s)
-  KITE_TEST_TIMEOUT=${KITE_TEST_TIMEOUT:-240} make -j16 test >"$OUT/test.log" 2>&1; local rc=$?
+  KITE_TEST_TIMEOUT=${KITE_TEST_TIMEOUT:-300} make -j16 test >"$OUT/test.log" 2>&1; local rc=$?
   grep -E "^(==|KITE_SKIPPED|[0-9]+%: Checks)|kite: [0-9]+ passed|:[EF]:|stopped after" "$OUT/test.log" | tail -40
   echo "make test: rc=$rc, $(( $(date +%s) - t0 )) s"
 }
@@ -73,9 +83,10 @@ gemm() {
 
 build
 case $stage in
+  gpu) gpu ;;
   tests) tests ;;
   rows) rows ;;
   gemm) gemm ;;
   all) tests; rows; gemm ;;
-  *) echo "device_run.sh: unknown stage '$stage' (tests, rows, gemm, all)"; exit 2 ;;
+  *) echo "device_run.sh: unknown stage '$stage' (gpu, tests, rows, gemm, all)"; exit 2 ;;
 esac

@@ -88,96 +88,120 @@ cudaError_t kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4(const void *arg
 cudaError_t kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_bf16_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_bf16_128x128(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_128x256x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_256x128x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_64x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_64x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_64x192x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_64x256x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_128x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_128x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_128x192x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_128x256x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_256x128x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_64x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_64x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_64x192x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_64x256x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_128x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_128x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_f16_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_f16_128x128(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_128x256x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_256x128x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_64x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_64x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_64x192x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_64x256x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_128x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_128x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_128x192x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_256x128x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_128x256x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_256x128x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_128x256x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_256x128x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_64x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_64x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_64x192x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_64x256x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_128x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_128x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_f32_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_f32_128x128(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_128x256x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_256x128x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_64x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_64x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_64x192x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_64x256x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_128x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_128x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_128x192x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_256x128x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_128x256x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_256x128x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_128x256x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_256x128x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_64x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_64x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_64x192x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_64x256x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_128x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_128x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_bf16_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_bf16_128x128(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_128x256x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_256x128x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_64x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_64x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_64x192x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_64x256x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_128x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_128x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_128x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_128x128x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_128x192x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_256x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f16_256x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_256x128x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_128x256x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_256x128x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_128x256x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_256x128x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_64x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_64x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_64x192x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_64x256x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_128x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_128x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_128x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_128x128x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_f16_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_f16_128x128(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_128x256x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_256x128x64_s4_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_64x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_64x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_64x192x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_64x256x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_128x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_128x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_128x128x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_128x128x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_128x192x64_s5_wg2_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_256x64x64_s5_wg1_c1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_gemm_tma_f16_f32_256x64x64_s5_wg2_c1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_256x128x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_128x256x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_256x128x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_128x256x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_256x128x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_64x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_64x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_64x192x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_64x256x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_128x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_128x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_128x128x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_128x128x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_f32_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_f32_128x128(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_256x128x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_128x256x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_256x128x64_s4_wg2_c1x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -447,96 +471,120 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 4, 0, 0, kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 1073741824, 2, 4, 0, 0, kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 1073741824, 4, 4, 0, 0, kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1},
-  {"gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1},
-  {"gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1},
-  {"gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1},
-  {"gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1},
-  {"gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1},
-  {"gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1},
-  {"gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1},
-  {"gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1},
-  {"gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1},
-  {"gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1},
-  {"gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1},
-  {"gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1},
-  {"gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1},
+  {"gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1},
+  {"gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1},
+  {"gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1},
   {"gemm_simple_bf16_bf16_64x64", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_bf16_bf16_64x64},
   {"gemm_simple_bf16_bf16_128x128", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_bf16_bf16_128x128},
-  {"gemm_tma_bf16_f16_128x256x64_s4_wg2_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_bf16_f16_128x256x64_s4_wg2_c1},
-  {"gemm_tma_bf16_f16_256x128x64_s4_wg2_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_bf16_f16_256x128x64_s4_wg2_c1},
-  {"gemm_tma_bf16_f16_64x64x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_bf16_f16_64x64x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f16_64x128x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_bf16_f16_64x128x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f16_64x192x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_bf16_f16_64x192x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f16_64x256x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_bf16_f16_64x256x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f16_128x64x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_f16_128x64x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f16_128x64x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_f16_128x64x64_s5_wg2_c1},
-  {"gemm_tma_bf16_f16_128x128x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f16_128x128x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg2_c1},
-  {"gemm_tma_bf16_f16_128x192x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_bf16_f16_128x192x64_s5_wg2_c1},
-  {"gemm_tma_bf16_f16_256x64x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f16_256x64x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg2_c1},
+  {"gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1},
+  {"gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1},
+  {"gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2},
+  {"gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2},
+  {"gemm_tma_bf16_f16_128x256x64_s4_wg2_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_bf16_f16_128x256x64_s4_wg2_c1x1},
+  {"gemm_tma_bf16_f16_256x128x64_s4_wg2_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_bf16_f16_256x128x64_s4_wg2_c1x1},
+  {"gemm_tma_bf16_f16_64x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_bf16_f16_64x64x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f16_64x128x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_bf16_f16_64x128x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f16_64x192x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_bf16_f16_64x192x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f16_64x256x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_bf16_f16_64x256x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f16_128x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_f16_128x64x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f16_128x64x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_f16_128x64x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_f16_128x128x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f16_128x128x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_f16_128x192x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_bf16_f16_128x192x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_f16_256x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f16_256x64x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg2_c1x1},
   {"gemm_simple_bf16_f16_64x64", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_bf16_f16_64x64},
   {"gemm_simple_bf16_f16_128x128", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_bf16_f16_128x128},
-  {"gemm_tma_bf16_f32_128x256x64_s4_wg2_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_bf16_f32_128x256x64_s4_wg2_c1},
-  {"gemm_tma_bf16_f32_256x128x64_s4_wg2_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_bf16_f32_256x128x64_s4_wg2_c1},
-  {"gemm_tma_bf16_f32_64x64x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_bf16_f32_64x64x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f32_64x128x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_bf16_f32_64x128x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f32_64x192x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_bf16_f32_64x192x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f32_64x256x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_bf16_f32_64x256x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f32_128x64x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_f32_128x64x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f32_128x64x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_f32_128x64x64_s5_wg2_c1},
-  {"gemm_tma_bf16_f32_128x128x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f32_128x128x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg2_c1},
-  {"gemm_tma_bf16_f32_128x192x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_bf16_f32_128x192x64_s5_wg2_c1},
-  {"gemm_tma_bf16_f32_256x64x64_s5_wg1_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg1_c1},
-  {"gemm_tma_bf16_f32_256x64x64_s5_wg2_c1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg2_c1},
+  {"gemm_tma_bf16_f16_128x256x64_s4_wg2_c2x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_bf16_f16_128x256x64_s4_wg2_c2x1},
+  {"gemm_tma_bf16_f16_256x128x64_s4_wg2_c2x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_bf16_f16_256x128x64_s4_wg2_c2x1},
+  {"gemm_tma_bf16_f16_128x256x64_s4_wg2_c1x2", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_bf16_f16_128x256x64_s4_wg2_c1x2},
+  {"gemm_tma_bf16_f16_256x128x64_s4_wg2_c1x2", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_bf16_f16_256x128x64_s4_wg2_c1x2},
+  {"gemm_tma_bf16_f32_128x256x64_s4_wg2_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_bf16_f32_128x256x64_s4_wg2_c1x1},
+  {"gemm_tma_bf16_f32_256x128x64_s4_wg2_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_bf16_f32_256x128x64_s4_wg2_c1x1},
+  {"gemm_tma_bf16_f32_64x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_bf16_f32_64x64x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f32_64x128x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_bf16_f32_64x128x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f32_64x192x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_bf16_f32_64x192x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f32_64x256x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_bf16_f32_64x256x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f32_128x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_f32_128x64x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f32_128x64x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_bf16_f32_128x64x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_f32_128x128x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f32_128x128x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_f32_128x192x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_bf16_f32_128x192x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_f32_256x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg1_c1x1},
+  {"gemm_tma_bf16_f32_256x64x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg2_c1x1},
   {"gemm_simple_bf16_f32_64x64", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_bf16_f32_64x64},
   {"gemm_simple_bf16_f32_128x128", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_bf16_f32_128x128},
-  {"gemm_tma_f16_bf16_128x256x64_s4_wg2_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_f16_bf16_128x256x64_s4_wg2_c1},
-  {"gemm_tma_f16_bf16_256x128x64_s4_wg2_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_f16_bf16_256x128x64_s4_wg2_c1},
-  {"gemm_tma_f16_bf16_64x64x64_s5_wg1_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_f16_bf16_64x64x64_s5_wg1_c1},
-  {"gemm_tma_f16_bf16_64x128x64_s5_wg1_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_f16_bf16_64x128x64_s5_wg1_c1},
-  {"gemm_tma_f16_bf16_64x192x64_s5_wg1_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_f16_bf16_64x192x64_s5_wg1_c1},
-  {"gemm_tma_f16_bf16_64x256x64_s5_wg1_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_f16_bf16_64x256x64_s5_wg1_c1},
-  {"gemm_tma_f16_bf16_128x64x64_s5_wg1_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_bf16_128x64x64_s5_wg1_c1},
-  {"gemm_tma_f16_bf16_128x64x64_s5_wg2_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_bf16_128x64x64_s5_wg2_c1},
-  {"gemm_tma_f16_bf16_128x128x64_s5_wg1_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg1_c1},
-  {"gemm_tma_f16_bf16_128x128x64_s5_wg2_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg2_c1},
-  {"gemm_tma_f16_bf16_128x192x64_s5_wg2_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_f16_bf16_128x192x64_s5_wg2_c1},
-  {"gemm_tma_f16_bf16_256x64x64_s5_wg1_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg1_c1},
-  {"gemm_tma_f16_bf16_256x64x64_s5_wg2_c1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg2_c1},
+  {"gemm_tma_bf16_f32_128x256x64_s4_wg2_c2x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_bf16_f32_128x256x64_s4_wg2_c2x1},
+  {"gemm_tma_bf16_f32_256x128x64_s4_wg2_c2x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_bf16_f32_256x128x64_s4_wg2_c2x1},
+  {"gemm_tma_bf16_f32_128x256x64_s4_wg2_c1x2", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_bf16_f32_128x256x64_s4_wg2_c1x2},
+  {"gemm_tma_bf16_f32_256x128x64_s4_wg2_c1x2", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_bf16_f32_256x128x64_s4_wg2_c1x2},
+  {"gemm_tma_f16_bf16_128x256x64_s4_wg2_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_f16_bf16_128x256x64_s4_wg2_c1x1},
+  {"gemm_tma_f16_bf16_256x128x64_s4_wg2_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_f16_bf16_256x128x64_s4_wg2_c1x1},
+  {"gemm_tma_f16_bf16_64x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_f16_bf16_64x64x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_bf16_64x128x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_f16_bf16_64x128x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_bf16_64x192x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_f16_bf16_64x192x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_bf16_64x256x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_f16_bf16_64x256x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_bf16_128x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_bf16_128x64x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_bf16_128x64x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_bf16_128x64x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_bf16_128x128x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_bf16_128x128x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_bf16_128x192x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_f16_bf16_128x192x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_bf16_256x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_bf16_256x64x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg2_c1x1},
   {"gemm_simple_f16_bf16_64x64", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_f16_bf16_64x64},
   {"gemm_simple_f16_bf16_128x128", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_f16_bf16_128x128},
-  {"gemm_tma_f16_f16_128x256x64_s4_wg2_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_f16_f16_128x256x64_s4_wg2_c1},
-  {"gemm_tma_f16_f16_256x128x64_s4_wg2_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_f16_f16_256x128x64_s4_wg2_c1},
-  {"gemm_tma_f16_f16_64x64x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_f16_f16_64x64x64_s5_wg1_c1},
-  {"gemm_tma_f16_f16_64x128x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_f16_f16_64x128x64_s5_wg1_c1},
-  {"gemm_tma_f16_f16_64x192x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_f16_f16_64x192x64_s5_wg1_c1},
-  {"gemm_tma_f16_f16_64x256x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_f16_f16_64x256x64_s5_wg1_c1},
-  {"gemm_tma_f16_f16_128x64x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_f16_128x64x64_s5_wg1_c1},
-  {"gemm_tma_f16_f16_128x64x64_s5_wg2_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_f16_128x64x64_s5_wg2_c1},
-  {"gemm_tma_f16_f16_128x128x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_f16_128x128x64_s5_wg1_c1},
-  {"gemm_tma_f16_f16_128x128x64_s5_wg2_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_f16_128x128x64_s5_wg2_c1},
-  {"gemm_tma_f16_f16_128x192x64_s5_wg2_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_f16_f16_128x192x64_s5_wg2_c1},
-  {"gemm_tma_f16_f16_256x64x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f16_256x64x64_s5_wg1_c1},
-  {"gemm_tma_f16_f16_256x64x64_s5_wg2_c1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f16_256x64x64_s5_wg2_c1},
+  {"gemm_tma_f16_bf16_128x256x64_s4_wg2_c2x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_f16_bf16_128x256x64_s4_wg2_c2x1},
+  {"gemm_tma_f16_bf16_256x128x64_s4_wg2_c2x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_f16_bf16_256x128x64_s4_wg2_c2x1},
+  {"gemm_tma_f16_bf16_128x256x64_s4_wg2_c1x2", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_f16_bf16_128x256x64_s4_wg2_c1x2},
+  {"gemm_tma_f16_bf16_256x128x64_s4_wg2_c1x2", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_f16_bf16_256x128x64_s4_wg2_c1x2},
+  {"gemm_tma_f16_f16_128x256x64_s4_wg2_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_f16_f16_128x256x64_s4_wg2_c1x1},
+  {"gemm_tma_f16_f16_256x128x64_s4_wg2_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_f16_f16_256x128x64_s4_wg2_c1x1},
+  {"gemm_tma_f16_f16_64x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_f16_f16_64x64x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f16_64x128x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_f16_f16_64x128x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f16_64x192x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_f16_f16_64x192x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f16_64x256x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_f16_f16_64x256x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f16_128x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_f16_128x64x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f16_128x64x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_f16_128x64x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_f16_128x128x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_f16_128x128x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f16_128x128x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_f16_128x128x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_f16_128x192x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_f16_f16_128x192x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_f16_256x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f16_256x64x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f16_256x64x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f16_256x64x64_s5_wg2_c1x1},
   {"gemm_simple_f16_f16_64x64", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_f16_f16_64x64},
   {"gemm_simple_f16_f16_128x128", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_f16_f16_128x128},
-  {"gemm_tma_f16_f32_128x256x64_s4_wg2_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_f16_f32_128x256x64_s4_wg2_c1},
-  {"gemm_tma_f16_f32_256x128x64_s4_wg2_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_f16_f32_256x128x64_s4_wg2_c1},
-  {"gemm_tma_f16_f32_64x64x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_f16_f32_64x64x64_s5_wg1_c1},
-  {"gemm_tma_f16_f32_64x128x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_f16_f32_64x128x64_s5_wg1_c1},
-  {"gemm_tma_f16_f32_64x192x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_f16_f32_64x192x64_s5_wg1_c1},
-  {"gemm_tma_f16_f32_64x256x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_f16_f32_64x256x64_s5_wg1_c1},
-  {"gemm_tma_f16_f32_128x64x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_f32_128x64x64_s5_wg1_c1},
-  {"gemm_tma_f16_f32_128x64x64_s5_wg2_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_f32_128x64x64_s5_wg2_c1},
-  {"gemm_tma_f16_f32_128x128x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_f32_128x128x64_s5_wg1_c1},
-  {"gemm_tma_f16_f32_128x128x64_s5_wg2_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_f32_128x128x64_s5_wg2_c1},
-  {"gemm_tma_f16_f32_128x192x64_s5_wg2_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_f16_f32_128x192x64_s5_wg2_c1},
-  {"gemm_tma_f16_f32_256x64x64_s5_wg1_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f32_256x64x64_s5_wg1_c1},
-  {"gemm_tma_f16_f32_256x64x64_s5_wg2_c1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f32_256x64x64_s5_wg2_c1},
+  {"gemm_tma_f16_f16_128x256x64_s4_wg2_c2x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_f16_f16_128x256x64_s4_wg2_c2x1},
+  {"gemm_tma_f16_f16_256x128x64_s4_wg2_c2x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_f16_f16_256x128x64_s4_wg2_c2x1},
+  {"gemm_tma_f16_f16_128x256x64_s4_wg2_c1x2", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_f16_f16_128x256x64_s4_wg2_c1x2},
+  {"gemm_tma_f16_f16_256x128x64_s4_wg2_c1x2", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_f16_f16_256x128x64_s4_wg2_c1x2},
+  {"gemm_tma_f16_f32_128x256x64_s4_wg2_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 256, kite_v_gemm_tma_f16_f32_128x256x64_s4_wg2_c1x1},
+  {"gemm_tma_f16_f32_256x128x64_s4_wg2_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 256, 128, kite_v_gemm_tma_f16_f32_256x128x64_s4_wg2_c1x1},
+  {"gemm_tma_f16_f32_64x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 64, 64, kite_v_gemm_tma_f16_f32_64x64x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f32_64x128x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 64, 128, kite_v_gemm_tma_f16_f32_64x128x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f32_64x192x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 64, 192, kite_v_gemm_tma_f16_f32_64x192x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f32_64x256x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 64, 256, kite_v_gemm_tma_f16_f32_64x256x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f32_128x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_f32_128x64x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f32_128x64x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 64, kite_v_gemm_tma_f16_f32_128x64x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_f32_128x128x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_f32_128x128x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f32_128x128x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 128, kite_v_gemm_tma_f16_f32_128x128x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_f32_128x192x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_f16_f32_128x192x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_f32_256x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f32_256x64x64_s5_wg1_c1x1},
+  {"gemm_tma_f16_f32_256x64x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f32_256x64x64_s5_wg2_c1x1},
   {"gemm_simple_f16_f32_64x64", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_f16_f32_64x64},
   {"gemm_simple_f16_f32_128x128", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_f16_f32_128x128},
+  {"gemm_tma_f16_f32_128x256x64_s4_wg2_c2x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_f16_f32_128x256x64_s4_wg2_c2x1},
+  {"gemm_tma_f16_f32_256x128x64_s4_wg2_c2x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_f16_f32_256x128x64_s4_wg2_c2x1},
+  {"gemm_tma_f16_f32_128x256x64_s4_wg2_c1x2", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_f16_f32_128x256x64_s4_wg2_c1x2},
+  {"gemm_tma_f16_f32_256x128x64_s4_wg2_c1x2", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 256, 128, kite_v_gemm_tma_f16_f32_256x128x64_s4_wg2_c1x2},
   {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1},
@@ -718,4 +766,4 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 2, 4, 0, 0, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 4, 4, 0, 0, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 357;
+const int32_t kite_variants_len = 381;

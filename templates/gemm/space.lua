@@ -17,7 +17,7 @@ return {
     tile_n = { 64, 128, 192, 256 },
     stages = { 2, 3, 4, 5 },
     wg = { 1, 2 },                    -- consumer warpgroups
-    cluster = { 1, 2 },               -- CTAs along M that share B tiles
+    cluster = { "1x1", "2x1", "1x2" },  -- CTAs along M x N sharing B (2x1) or A (1x2) by multicast
   },
   valid = function(p) return kinds[p.kind].valid(p) end,
   name = function(p) return kinds[p.kind].name(p) end,

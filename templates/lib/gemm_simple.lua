@@ -21,7 +21,7 @@ local function shape(p) return SHAPES[p.tile_m .. "x" .. p.tile_n] end
 -- one warpgroup axis value, no clusters.
 function M.valid(p)
   if not shape(p) then return false, "tile shape" end
-  return p.stages == 2 and p.wg == 1 and p.cluster == 1
+  return p.stages == 2 and p.wg == 1 and p.cluster == "1x1"
 end
 
 function M.name(p)

@@ -13,6 +13,13 @@
 -- contiguous 16-element runs (alpha, beta, conversion; C is read only when
 -- beta != 0).  TMA zero-fills past M, N and K, so tails need no special
 -- loads; the epilogue masks rows and columns.
+--
+-- Clusters of two CTAs ("2x1": neighbours along M; "1x2": along N) share the
+-- operand tile they have in common: each CTA's producer loads half of it and
+-- multicasts that half to both, so the pair reads it from L2 once.  A stage
+-- is then free only when the consumers of both CTAs are done with it, so
+-- consumers release stages in both CTAs, and a producer waits for its last
+-- stages to be released before its CTA may exit.
 local dtypes = require "lib.dtypes"
 local ptx = require "lib.ptx"
 local launch = require "lib.launch"
@@ -48,8 +55,16 @@ function M.stages_for(p)
   return nil
 end
 
+-- CTAs of a cluster along M and along N.
+function M.cluster_dims(p)
+  local cm, cn = p.cluster:match("^(%d)x(%d)$")
+  return tonumber(cm), tonumber(cn)
+end
+
 function M.valid(p)
-  if p.cluster ~= 1 then return false, "clusters are not implemented yet" end
+  if p.cluster ~= "1x1" and p.tile_m * p.tile_n < 128 * 256 then
+    return false, "clusters only for the largest tiles (where L2 traffic limits)"
+  end
   if p.tile_m % (64 * p.wg) ~= 0 then return false, "each consumer takes whole m64 blocks" end
   if M.acc(p) > M.MAX_ACC then return false, "registers" end
   if not M.stages_for(p) then return false, "shared memory" end
@@ -57,7 +72,7 @@ function M.valid(p)
 end
 
 function M.name(p)
-  return string.format("gemm_tma_%s_%s_%dx%dx%d_s%d_wg%d_c%d", p.ab, p.c, p.tile_m, p.tile_n,
+  return string.format("gemm_tma_%s_%s_%dx%dx%d_s%d_wg%d_c%s", p.ab, p.c, p.tile_m, p.tile_n,
                        M.TILE_K, p.stages, p.wg, p.cluster)
 end
 
@@ -65,8 +80,11 @@ end
 -- reads the N range of row ops only, but tools that filter by it see all.
 local N_ANY = 0x7fffffff
 
+-- Rank: clusters after single CTAs until a measurement says otherwise (the
+-- tile heuristic ties them; the rank breaks the tie).
 function M.meta(p)
-  return { n_min = 1, n_max = N_ANY, align = 16, rank = 0, tile_m = p.tile_m, tile_n = p.tile_n,
+  local rank = p.cluster == "1x1" and 0 or 1
+  return { n_min = 1, n_max = N_ANY, align = 16, rank = rank, tile_m = p.tile_m, tile_n = p.tile_n,
            dtype = p.ab, dtype_out = p.c }
 end
 
@@ -90,10 +108,13 @@ end
 
 local function constants(p)
   local ab, c = dtypes[p.ab], dtypes[p.c]
+  local cm, cn = M.cluster_dims(p)
   return string.format([[
 typedef %s ab_t;                // A and B
 typedef %s c_t;                 // C
 constexpr int kTileM = %d, kTileN = %d, kTileK = %d;
+constexpr int kClusterM = %d, kClusterN = %d;          // CTAs of a cluster along M, N
+constexpr int kCluster = kClusterM * kClusterN;
 constexpr int kStages = %d;
 constexpr int kConsumers = %d;                     // consumer warpgroups
 constexpr int kWgRows = kTileM / kConsumers;       // tile rows per consumer
@@ -110,7 +131,12 @@ constexpr int kSmemBytes = %d;
 constexpr int kSwizzle = 128;                      // bytes: one k-tile row
 static_assert(kTileK * sizeof(ab_t) == kSwizzle, "a k-tile row is one swizzle row");
 static_assert(kABytes %% 1024 == 0 && kStageBytes %% 1024 == 0, "stages on swizzle atoms");
-]], ab.ctype, c.ctype, p.tile_m, p.tile_n, M.TILE_K, p.stages, p.wg, M.GROUP_M, M.EPI_STRIDE,
+static_assert(kCluster <= 2, "clusters of one or two CTAs");
+// Rows of the A and B boxes one TMA load brings: half the tile for the operand
+// the cluster shares, multicast to both CTAs (halves on swizzle atoms).
+constexpr int kABoxRows = kTileM / kClusterN, kBBoxRows = kTileN / kClusterM;
+static_assert(kABoxRows %% 8 == 0 && kBBoxRows %% 8 == 0, "half tiles on swizzle atoms");
+]], ab.ctype, c.ctype, p.tile_m, p.tile_n, M.TILE_K, cm, cn, p.stages, p.wg, M.GROUP_M, M.EPI_STRIDE,
     M.smem(p, p.stages)) .. reg_helpers(p)
 end
 
@@ -118,38 +144,59 @@ M.KERNEL = [[
 // Kernel parameters besides the two tensor maps.
 struct gemm_params {
   int M, N, K;
-  int tiles_m, tiles_n, k_tiles;
+  int units_m, units_n, k_tiles;   // units: the tiles of one cluster (one tile without clusters)
   float alpha, beta;
   c_t *C;
   int64_t ldc;
   bool c_vec;   // C and its row stride 16-byte aligned: 16-byte stores
 };
 
-// Tile t of the grouped order: kGroupM tile rows at a time, column by column.
-__device__ __forceinline__ void tile_coords(const gemm_params &p, int t, int &tm, int &tn)
+// This CTA's tile of unit u, units in the grouped order (kGroupM unit rows
+// at a time, column by column).  The tile may lie past the matrix when a
+// cluster overhangs it: it then loads zeros and stores nothing.
+__device__ __forceinline__ void tile_of(const gemm_params &p, int u, uint32_t rank, int &tm, int &tn)
 {
-  const int per_group = kGroupM * p.tiles_n;
-  const int first = t / per_group * kGroupM;
-  const int rows = min(p.tiles_m - first, kGroupM);
-  tm = first + t % per_group % rows;
-  tn = t % per_group / rows;
+  const int per_group = kGroupM * p.units_n;
+  const int first = u / per_group * kGroupM;
+  const int rows = min(p.units_m - first, kGroupM);
+  const int um = first + u % per_group % rows, un = u % per_group / rows;
+  tm = um * kClusterM + (kClusterM > 1 ? (int)rank : 0);
+  tn = un * kClusterN + (kClusterN > 1 ? (int)rank : 0);
+}
+
+// One operand's k-tile: whole, or (Shared: the cluster shares it) this CTA's
+// half of it, multicast into both CTAs.
+template <bool Shared>
+__device__ __forceinline__ void load_operand(uint8_t *dst, const CUtensorMap *map, int x, int y, int half_rows,
+                                             uint32_t rank, uint64_t *bar)
+{
+  if constexpr (Shared)
+    tma_load_2d_multicast(dst + rank * half_rows * kSwizzle, map, x, y + (int)rank * half_rows, bar, 0x3);
+  else
+    tma_load_2d(dst, map, x, y, bar);
 }
 
 // The producer: one thread keeps the ring full, kStages k-tiles ahead.
 __device__ __forceinline__ void produce(const gemm_params &p, const CUtensorMap *ta, const CUtensorMap *tb,
-                                        uint8_t *stages, uint64_t *full, uint64_t *empty)
+                                        uint8_t *stages, uint64_t *full, uint64_t *empty, uint32_t rank)
 {
   int s = 0;
   uint32_t phase = 1;   // a fresh empty barrier counts as released
-  for (int t = blockIdx.x; t < p.tiles_m * p.tiles_n; t += gridDim.x) {
+  for (int u = blockIdx.x / kCluster; u < p.units_m * p.units_n; u += gridDim.x / kCluster) {
     int tm, tn;
-    tile_coords(p, t, tm, tn);
+    tile_of(p, u, rank, tm, tn);
     for (int kt = 0; kt < p.k_tiles; ++kt) {
       mbar_wait(&empty[s], phase);
       mbar_arrive_expect_tx(&full[s], kStageBytes);
       uint8_t *st = stages + s * kStageBytes;
-      tma_load_2d(st, ta, kt * kTileK, tm * kTileM, &full[s]);
-      tma_load_2d(st + kABytes, tb, kt * kTileK, tn * kTileN, &full[s]);
+      load_operand<(kClusterN > 1)>(st, ta, kt * kTileK, tm * kTileM, kABoxRows, rank, &full[s]);
+      load_operand<(kClusterM > 1)>(st + kABytes, tb, kt * kTileK, tn * kTileN, kBBoxRows, rank, &full[s]);
+      if (++s == kStages) { s = 0; phase ^= 1; }
+    }
+  }
+  if constexpr (kCluster > 1) {   // the peer still reads and releases stages here: stay until it is done
+    for (int i = 0; i < kStages; ++i) {
+      mbar_wait(&empty[s], phase);
       if (++s == kStages) { s = 0; phase ^= 1; }
     }
   }
@@ -170,10 +217,13 @@ __device__ __forceinline__ void mma_stage(float (&acc)[kMBlocks][kAcc], const ui
   wgmma_commit();
 }
 
-// Releases a stage: one arrival per consumer warp.
-__device__ __forceinline__ void release(uint64_t *empty, int s)
+// Releases a stage: one arrival per consumer warp, in this CTA and (the
+// peer's producer multicasts into it too) in the peer.
+__device__ __forceinline__ void release(uint64_t *empty, int s, uint32_t rank)
 {
-  if (threadIdx.x % 32 == 0) mbar_arrive(&empty[s]);
+  if (threadIdx.x % 32 != 0) return;
+  mbar_arrive(&empty[s]);
+  if constexpr (kCluster > 1) mbar_arrive_peer(&empty[s], rank ^ 1);
 }
 
 // Writes run v (16 consecutive columns from col of row) as
@@ -249,15 +299,15 @@ __device__ __forceinline__ void epilogue(const gemm_params &p, float (&acc)[kMBl
 // A consumer warpgroup: every tile's k-loop, then its epilogue, while the
 // producer already fills the ring for the next tile.
 __device__ __forceinline__ void consume(const gemm_params &p, uint8_t *stages, float *epi, uint64_t *full,
-                                        uint64_t *empty, int w)
+                                        uint64_t *empty, int w, uint32_t rank)
 {
   float acc[kMBlocks][kAcc];
   int s = 0;
   uint32_t phase = 0;
   float *stage = epi + (w * 4 + threadIdx.x / 32 % 4) * kEpiWarp;
-  for (int t = blockIdx.x; t < p.tiles_m * p.tiles_n; t += gridDim.x) {
+  for (int u = blockIdx.x / kCluster; u < p.units_m * p.units_n; u += gridDim.x / kCluster) {
     int tm, tn;
-    tile_coords(p, t, tm, tn);
+    tile_of(p, u, rank, tm, tn);
     int prev = -1;
     for (int kt = 0; kt < p.k_tiles; ++kt) {
       mbar_wait(&full[s], phase);
@@ -265,18 +315,18 @@ __device__ __forceinline__ void consume(const gemm_params &p, uint8_t *stages, f
       mma_stage(acc, stages + s * kStageBytes, w, kt == 0);
       if (prev >= 0) {   // the previous k-tile's wgmma group is done: its stage is free
         wgmma_wait<1>();
-        release(empty, prev);
+        release(empty, prev, rank);
       }
       prev = s;
       if (++s == kStages) { s = 0; phase ^= 1; }
     }
     wgmma_wait<0>();
-    release(empty, prev);
+    release(empty, prev, rank);
     epilogue(p, acc, stage, tm, tn, w);
   }
 }
 
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void CLUSTER_DIMS __launch_bounds__(kThreads, 1)
 gemm_tma(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, const gemm_params p)
 {
   extern __shared__ uint8_t smem_raw[];
@@ -286,19 +336,47 @@ gemm_tma(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtenso
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], kConsumers * 4);
+      mbar_init(&empty[s], kCluster * kConsumers * 4);
     }
     mbar_fence_init();
   }
-  __syncthreads();
+  // the barriers of every CTA in the cluster are ready before any load lands
+  if constexpr (kCluster > 1) cluster_sync(); else __syncthreads();
+  const uint32_t rank = kCluster > 1 ? cluster_rank() : 0;
   const int wg = threadIdx.x / 128;
   if (wg == 0) {
     producer_regs();
-    if (threadIdx.x == 0) produce(p, &ta, &tb, stages, full, empty);
+    if (threadIdx.x == 0) produce(p, &ta, &tb, stages, full, empty, rank);
     return;
   }
   consumer_regs();
-  consume(p, stages, epi, full, empty, wg - 1);
+  consume(p, stages, epi, full, empty, wg - 1, rank);
+}
+]]
+
+-- How many CTAs (clusters of them) are resident at once: the persistent
+-- grid.  One per SM without clusters; with clusters, what the occupancy
+-- calculator says fits (an SM pair must share a GPC), once per device.
+local RESIDENT = [[
+std::atomic<int> clusters_fit[64];
+
+__host__ cudaError_t resident_clusters(int *n)
+{
+  if constexpr (kCluster == 1) return kite__device_sms(n);
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  if (dev < 64 && (*n = clusters_fit[dev].load(std::memory_order_relaxed)) > 0) return cudaSuccess;
+  int sms = 0;
+  if ((e = kite__device_sms(&sms)) != cudaSuccess) return e;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(sms / kCluster * kCluster);
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = kSmemBytes;   // the kernel's own __cluster_dims__ give the cluster
+  if ((e = cudaOccupancyMaxActiveClusters(n, gemm_tma, &cfg)) != cudaSuccess) return e;
+  if (*n < 1) return cudaErrorInvalidConfiguration;
+  if (dev < 64) clusters_fit[dev].store(*n, std::memory_order_relaxed);
+  return cudaSuccess;
 }
 ]]
 
@@ -309,24 +387,25 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   // TMA coordinates are 32-bit; so are the kernel's sizes.
   if (a->M > INT_MAX || a->N > INT_MAX || a->K > INT_MAX) return cudaErrorInvalidValue;
   alignas(64) CUtensorMap ta, tb;
-  cudaError_t e = kite__tmap_2d(&ta, %s, a->A, a->M, a->K, a->lda, kTileM, kTileK, kSwizzle);
-  if (e == cudaSuccess) e = kite__tmap_2d(&tb, %s, a->B, a->N, a->K, a->ldb, kTileN, kTileK, kSwizzle);
-  int sms = 0;
-  if (e == cudaSuccess) e = kite__device_sms(&sms);
+  cudaError_t e = kite__tmap_2d(&ta, %s, a->A, a->M, a->K, a->lda, kABoxRows, kTileK, kSwizzle);
+  if (e == cudaSuccess) e = kite__tmap_2d(&tb, %s, a->B, a->N, a->K, a->ldb, kBBoxRows, kTileK, kSwizzle);
+  int clusters = 0;
   if (e == cudaSuccess) e = raise_smem(gemm_tma, kSmemBytes);
+  if (e == cudaSuccess) e = resident_clusters(&clusters);
   if (e != cudaSuccess) return e;
   gemm_params p;
   p.M = (int)a->M; p.N = (int)a->N; p.K = (int)a->K;
-  p.tiles_m = (p.M + kTileM - 1) / kTileM;
-  p.tiles_n = (p.N + kTileN - 1) / kTileN;
+  const int tiles_m = (p.M + kTileM - 1) / kTileM, tiles_n = (p.N + kTileN - 1) / kTileN;
+  p.units_m = (tiles_m + kClusterM - 1) / kClusterM;
+  p.units_n = (tiles_n + kClusterN - 1) / kClusterN;
   p.k_tiles = (p.K + kTileK - 1) / kTileK;
-  if ((int64_t)p.tiles_m * p.tiles_n > INT_MAX) return cudaErrorInvalidValue;
+  if ((int64_t)p.units_m * p.units_n > INT_MAX / kCluster) return cudaErrorInvalidValue;
   p.alpha = a->alpha; p.beta = a->beta;
   p.C = static_cast<c_t *>(a->C);
   p.ldc = a->ldc;
   p.c_vec = (reinterpret_cast<uintptr_t>(a->C) | (uintptr_t)(a->ldc * (int64_t)sizeof(c_t))) %% 16 == 0;
-  const int tiles = p.tiles_m * p.tiles_n;
-  gemm_tma<<<tiles < sms ? tiles : sms, kThreads, kSmemBytes, stream>>>(ta, tb, p);
+  const int units = p.units_m * p.units_n;
+  gemm_tma<<<(units < clusters ? units : clusters) * kCluster, kThreads, kSmemBytes, stream>>>(ta, tb, p);
   return cudaGetLastError();
 }
 ]]
@@ -334,7 +413,9 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 -- The whole .cu text of a variant.
 function M.source(p, variant)
   local ab, c = dtypes[p.ab], dtypes[p.c]
-  local kernel = M.KERNEL:gsub("WGMMA", "wgmma_m64n" .. p.tile_n .. "k16")
+  local cm, cn = M.cluster_dims(p)
+  local dims = cm * cn > 1 and string.format("__cluster_dims__(%d, 1, 1)", cm * cn) or ""
+  local kernel = M.KERNEL:gsub("WGMMA", "wgmma_m64n" .. p.tile_n .. "k16"):gsub("CLUSTER_DIMS", dims)
   return table.concat({
     dtypes.includes(),
     "#include <cuda.h>\n#include <limits.h>\n#include <atomic>\n",
@@ -342,10 +423,11 @@ function M.source(p, variant)
     "namespace {\n",
     constants(p),
     "typedef c_t elem_t;\n" .. c.convert(),
-    ptx.helpers({ "SMEM", "MBARRIER", "ARRIVE", "TMA", "WGMMA" }),
+    ptx.helpers({ "SMEM", "MBARRIER", "ARRIVE", "TMA", "WGMMA", "CLUSTER" }),
     ptx.wgmma(p.tile_n, p.ab),
     kernel,
     launch.RAISE_SMEM,
+    RESIDENT,
     "}  // namespace\n",
     string.format(LAUNCHER, variant, ab.kite, ab.kite),
   }, "\n")

@@ -111,6 +111,44 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(const void *tile)
 }
 ]]
 
+M.CLUSTER = [[
+// This CTA's rank in its cluster.
+__device__ __forceinline__ uint32_t cluster_rank()
+{
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// Every thread of every CTA of the cluster meets here.
+__device__ __forceinline__ void cluster_sync()
+{
+  asm volatile("barrier.cluster.arrive.release.aligned;\n"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// One arrival on the barrier at the same place in CTA `rank` of the cluster.
+__device__ __forceinline__ void mbar_arrive_peer(uint64_t *bar, uint32_t rank)
+{
+  asm volatile("{\n"
+               "  .reg .b32 remote;\n"
+               "  mapa.shared::cluster.u32 remote, %0, %1;\n"
+               "  mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+               "}" :: "r"(smem_addr(bar)), "r"(rank) : "memory");
+}
+
+// tma_load_2d into the same place of every CTA in `mask` (bit i: rank i),
+// completing on each one's barrier at `bar`'s place.
+__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const void *map, int x, int y, uint64_t *bar,
+                                                      uint16_t mask)
+{
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+               :: "r"(smem_addr(dst)), "l"(map), "r"(x), "r"(y), "r"(smem_addr(bar)), "h"(mask)
+               : "memory");
+}
+]]
+
 -- Register budget moves between warpgroups (setmaxnreg), as two helpers
 -- with the counts baked in: the producer gives, the consumers take.
 function M.setmaxnreg(producer, consumer)
@@ -159,7 +197,7 @@ __device__ __forceinline__ void wgmma_m64n%dk16(float (&d)[%d], uint64_t da, uin
 end
 
 -- The helpers named in `parts` (keys of this module: "SMEM", "MBARRIER",
--- "ARRIVE", "BULK", "TMA", "WGMMA"), in the order given.
+-- "ARRIVE", "BULK", "TMA", "WGMMA", "CLUSTER"), in the order given.
 function M.helpers(parts)
   local out = {}
   for _, k in ipairs(parts) do
