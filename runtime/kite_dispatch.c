@@ -29,6 +29,21 @@ void kite__span(const void *p, int64_t rows, int64_t n, int64_t ld, int es, uint
   span[1] = span[0] + (uintptr_t)(((rows - 1) * ld + n) * es);
 }
 
+int kite__spans_overlap(const uintptr_t a[2], const uintptr_t b[2])
+{
+  return a[0] < b[1] && b[0] < a[1];
+}
+
+int kite__fits_memory(int64_t rows, int64_t n, int64_t ld, int es)
+{
+  return rows - 1 <= (INT64_MAX / es - n) / ld;
+}
+
+int kite__misaligned(const void *p, int bytes)
+{
+  return p && (uintptr_t)p % (uintptr_t)bytes != 0;
+}
+
 /* Better of two fitting variants: lower rank, then the tighter N range. */
 static int kite_better(const struct kite_variant *a, const struct kite_variant *b)
 {

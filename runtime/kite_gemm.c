@@ -45,30 +45,14 @@ static kite_status kite_gemm_check_sizes(int64_t M, int64_t N, int64_t K, int *n
   return KITE_OK;
 }
 
-static int kite_misaligned(const void *p, int bytes)
-{
-  return (uintptr_t)p % (uintptr_t)bytes != 0;
-}
-
 static kite_status kite_gemm_check_pointers(const kite_gemm_args *a, int esab, int esc)
 {
   if (!a->A || !a->B || !a->C)
     return kite__fail(KITE_ERR_INVALID_ARG, "gemm: A, B and C must not be NULL");
-  if (kite_misaligned(a->A, esab) || kite_misaligned(a->B, esab) || kite_misaligned(a->C, esc))
+  if (kite__misaligned(a->A, esab) || kite__misaligned(a->B, esab) || kite__misaligned(a->C, esc))
     return kite__fail(KITE_ERR_INVALID_ARG, "gemm: A, B (%d bytes) and C (%d bytes) must be aligned to "
                       "their elements", esab, esc);
   return KITE_OK;
-}
-
-/* 1 if rows rows of n elements, ld apart, span fewer than 2^63 bytes. */
-static int kite_gemm_fits_memory(int64_t rows, int64_t n, int64_t ld, int es)
-{
-  return rows - 1 <= (INT64_MAX / es - n) / ld;
-}
-
-static int kite_gemm_overlap(const uintptr_t x[2], const uintptr_t y[2])
-{
-  return x[0] < y[1] && y[0] < x[1];
 }
 
 /* Strides, sizes in bytes, and C clear of A and B (which may overlap: both are read). */
@@ -78,14 +62,14 @@ static kite_status kite_gemm_check_layout(const kite_gemm_args *a, int esab, int
     return kite__fail(KITE_ERR_INVALID_ARG, "gemm: lda=%lld, ldb=%lld must be >= K=%lld and ldc=%lld >= "
                       "N=%lld", (long long)a->lda, (long long)a->ldb, (long long)a->K, (long long)a->ldc,
                       (long long)a->N);
-  if (!kite_gemm_fits_memory(a->M, a->K, a->lda, esab) || !kite_gemm_fits_memory(a->N, a->K, a->ldb, esab) ||
-      !kite_gemm_fits_memory(a->M, a->N, a->ldc, esc))
+  if (!kite__fits_memory(a->M, a->K, a->lda, esab) || !kite__fits_memory(a->N, a->K, a->ldb, esab) ||
+      !kite__fits_memory(a->M, a->N, a->ldc, esc))
     return kite__fail(KITE_ERR_INVALID_ARG, "gemm: A, B or C overflows the address space");
   uintptr_t as[2], bs[2], cs[2];
   kite__span(a->A, a->M, a->K, a->lda, esab, as);
   kite__span(a->B, a->N, a->K, a->ldb, esab, bs);
   kite__span(a->C, a->M, a->N, a->ldc, esc, cs);
-  if (kite_gemm_overlap(cs, as) || kite_gemm_overlap(cs, bs))
+  if (kite__spans_overlap(cs, as) || kite__spans_overlap(cs, bs))
     return kite__fail(KITE_ERR_INVALID_ARG, "gemm: C overlaps A or B");
   return KITE_OK;
 }

@@ -30,6 +30,16 @@ const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t 
    ld elements apart, cover from p (rows >= 1; the caller checked overflow). */
 void kite__span(const void *p, int64_t rows, int64_t n, int64_t ld, int es, uintptr_t span[2]);
 
+/* 1 if two spans from kite__span share a byte. */
+int kite__spans_overlap(const uintptr_t a[2], const uintptr_t b[2]);
+
+/* 1 if rows rows of n elements of es bytes, ld elements apart, span fewer
+   than 2^63 bytes (rows >= 1, ld >= n >= 1). */
+int kite__fits_memory(int64_t rows, int64_t n, int64_t ld, int es);
+
+/* 1 if p (NULL counts as aligned) is not a multiple of bytes. */
+int kite__misaligned(const void *p, int bytes);
+
 /* The gemm heuristic over tab[0..n): among variants of op "gemm" reading ab,
    writing c and needing an alignment that divides align, the least estimated
    time on sms SMs (see kite_gemm.c); NULL if none fits. */

@@ -28,11 +28,6 @@ static const struct kite_row_op *kite_row_op_of(const char *name)
   return &kite_row_generic;
 }
 
-static int kite_misaligned(const void *p, int bytes)
-{
-  return p && (uintptr_t)p % (uintptr_t)bytes != 0;
-}
-
 static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
   if (!a->x) return kite__fail(KITE_ERR_INVALID_ARG, "%s: x is NULL", op->name);
@@ -41,13 +36,13 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
   if ((op->uses & KITE_ROW_CE) && (!a->target || !a->loss))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and loss must not be NULL", op->name);
   const void *y = (op->uses & KITE_ROW_Y) ? a->y : NULL, *w = (op->uses & KITE_ROW_W) ? a->w : NULL;
-  if (kite_misaligned(a->x, es) || kite_misaligned(y, es) || kite_misaligned(w, es))
+  if (kite__misaligned(a->x, es) || kite__misaligned(y, es) || kite__misaligned(w, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: x, y and w must be aligned to their %d-byte elements",
                       op->name, es);
   const int ce = op->uses & KITE_ROW_CE;
   const void *rstd = (op->uses & KITE_ROW_W) ? a->rstd : NULL;
-  if (kite_misaligned(rstd, 4) || (ce && (kite_misaligned(a->loss, 4) || kite_misaligned(a->lse, 4) ||
-                                         kite_misaligned(a->target, 8))))
+  if (kite__misaligned(rstd, 4) || (ce && (kite__misaligned(a->loss, 4) || kite__misaligned(a->lse, 4) ||
+                                         kite__misaligned(a->target, 8))))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd, loss, lse (4 bytes) or target (8 bytes) misaligned",
                       op->name);
   return KITE_OK;
@@ -62,14 +57,14 @@ static kite_status kite_check_layout(const struct kite_row_op *op, const kite_ro
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: row strides ldx=%lld, ldy=%lld must be >= N=%lld",
                       op->name, (long long)a->ldx, (long long)a->ldy, (long long)a->N);
   if ((op->uses & KITE_ROW_Y) && a->ldy > ld) ld = a->ldy;
-  if (a->M - 1 > (INT64_MAX / es - a->N) / ld)
+  if (!kite__fits_memory(a->M, a->N, ld, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: M=%lld rows of stride %lld overflow the address space",
                       op->name, (long long)a->M, (long long)ld);
   if (!(op->uses & KITE_ROW_Y) || (a->x == a->y && a->ldx == a->ldy)) return KITE_OK;
   uintptr_t xs[2], ys[2];
   kite__span(a->x, a->M, a->N, a->ldx, es, xs);
   kite__span(a->y, a->M, a->N, a->ldy, es, ys);
-  if (xs[0] < ys[1] && ys[0] < xs[1])
+  if (kite__spans_overlap(xs, ys))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: y overlaps x (only y == x with ldy == ldx may alias)",
                       op->name);
   return KITE_OK;
