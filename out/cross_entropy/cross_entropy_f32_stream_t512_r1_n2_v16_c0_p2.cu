@@ -313,6 +313,21 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
                :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
 }
 
+__shared__ uint64_t stage_full[kPipe];   // one barrier per stage: its bytes have landed
+
+// Stage s of the ring, after the row cache.
+__device__ __forceinline__ raw_t *stage_at(int s) { return row_cache + kCacheRaw + s * kStageRaw; }
+
+// Thread 0 initialises the stage barriers; the CTA waits until it has.
+__device__ __forceinline__ void stages_init()
+{
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kPipe; ++s) mbar_init(&stage_full[s], 1);
+    mbar_fence_init();
+  }
+  __syncthreads();
+}
+
 // Bytes of a chunk of n elements the bulk copy moves: its whole accesses.  The
 // rest (under 16 bytes) is read from global memory by the thread that owns it.
 __device__ __forceinline__ uint32_t bulk_bytes(int n)
@@ -370,7 +385,6 @@ static_assert((kPipe & (kPipe - 1)) == 0, "stage and phase come from a chunk cou
 // into chunks of kChunk, go through kPipe stages in order.  Thread 0 copies
 // chunks kPipe ahead of the CTA; its cursor lives in shared memory so that
 // it costs the other threads no registers.
-__shared__ uint64_t stream_full[kPipe];   // one barrier per stage
 struct stream_cursor_t { int64_t row; int c, stage; };
 __shared__ stream_cursor_t stream_next;   // thread 0's: the next chunk to copy
 
@@ -379,8 +393,6 @@ struct stream_t {
   uint32_t k;   // chunks the CTA has read: stage k % kPipe, phase (k / kPipe) & 1
 };
 
-__device__ __forceinline__ raw_t *stream_stage(int s) { return row_cache + kCacheRaw + s * kStageRaw; }
-
 // Thread 0 only: copies the stream's next chunk, if any, and arms its stage.
 __device__ __forceinline__ void stream_issue(const kite_row_args &a)
 {
@@ -388,9 +400,9 @@ __device__ __forceinline__ void stream_issue(const kite_row_args &a)
   if (nx.row >= a.M) return;
   const int n = (int)a.N, base = nx.c * kChunk;
   const uint32_t bytes = bulk_bytes(n - base < kChunk ? n - base : kChunk);
-  mbar_arrive_expect_tx(&stream_full[nx.stage], bytes);
+  mbar_arrive_expect_tx(&stage_full[nx.stage], bytes);
   const elem_t *src = static_cast<const elem_t *>(a.x) + nx.row * a.ldx + base;
-  if (bytes) bulk_load(stream_stage(nx.stage), src, bytes, &stream_full[nx.stage]);
+  if (bytes) bulk_load(stage_at(nx.stage), src, bytes, &stage_full[nx.stage]);
   if (++nx.stage == kPipe) nx.stage = 0;
   if ((++nx.c) * kChunk >= n) { nx.c = 0; nx.row += gridDim.x; }
   stream_next = nx;
@@ -402,8 +414,8 @@ __device__ __forceinline__ void load_first(const elem_t *row, int c, const place
 {
   stream_t &q = *p.q;
   const int s = (int)(q.k % kPipe);
-  mbar_wait(&stream_full[s], (q.k / kPipe) & 1);
-  load_staged(stream_stage(s), row, c * kChunk, p.t, n, r);
+  mbar_wait(&stage_full[s], (q.k / kPipe) & 1);
+  load_staged(stage_at(s), row, c * kChunk, p.t, n, r);
   __syncthreads();
   if (threadIdx.x == 0) {
     fence_proxy_async_smem();
@@ -419,12 +431,8 @@ template <typename F>
 __device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
 {
   if ((int64_t)blockIdx.x >= a.M) return;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kPipe; ++s) mbar_init(&stream_full[s], 1);
-    mbar_fence_init();
-    stream_next = { (int64_t)blockIdx.x, 0, 0 };
-  }
-  __syncthreads();   // barriers initialised before anyone uses them
+  if (threadIdx.x == 0) stream_next = { (int64_t)blockIdx.x, 0, 0 };   // thread 0's alone
+  stages_init();
   if (threadIdx.x == 0)
     for (int s = 0; s < kPipe; ++s) stream_issue(a);
   stream_t q = { &a, 0 };

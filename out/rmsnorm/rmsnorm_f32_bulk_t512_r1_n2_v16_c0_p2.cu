@@ -313,6 +313,21 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
                :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
 }
 
+__shared__ uint64_t stage_full[kPipe];   // one barrier per stage: its bytes have landed
+
+// Stage s of the ring, after the row cache.
+__device__ __forceinline__ raw_t *stage_at(int s) { return row_cache + kCacheRaw + s * kStageRaw; }
+
+// Thread 0 initialises the stage barriers; the CTA waits until it has.
+__device__ __forceinline__ void stages_init()
+{
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kPipe; ++s) mbar_init(&stage_full[s], 1);
+    mbar_fence_init();
+  }
+  __syncthreads();
+}
+
 // Bytes of a chunk of n elements the bulk copy moves: its whole accesses.  The
 // rest (under 16 bytes) is read from global memory by the thread that owns it.
 __device__ __forceinline__ uint32_t bulk_bytes(int n)
@@ -333,17 +348,17 @@ __device__ __forceinline__ void load_staged(const raw_t *stage, const elem_t *ro
   }
 }
 
-// Thread 0 only: copies the rows of `block` into a stage and arms its barrier
+// Thread 0 only: copies the rows of `block` into stage s and arms its barrier
 // with their bytes (zero bytes: the arrival alone completes the phase).
-__device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t block, raw_t *stage, uint64_t *bar)
+__device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t block, int s)
 {
   const int64_t first = block * kRows;
   const int rows = (int)(a.M - first < kRows ? a.M - first : kRows);
   const uint32_t bytes = bulk_bytes((int)a.N);
-  mbar_arrive_expect_tx(bar, bytes * (uint32_t)rows);
+  mbar_arrive_expect_tx(&stage_full[s], bytes * (uint32_t)rows);
   if (bytes == 0) return;
   const elem_t *x = static_cast<const elem_t *>(a.x);
-  for (int r = 0; r < rows; ++r) bulk_load(stage + r * kSlot, x + (first + r) * a.ldx, bytes, bar);
+  for (int r = 0; r < rows; ++r) bulk_load(stage_at(s) + r * kSlot, x + (first + r) * a.ldx, bytes, &stage_full[s]);
 }
 
 // The chunk of a resident row this thread holds, from its stage (the tail
@@ -361,32 +376,27 @@ __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, in
 template <typename Row, typename Load, typename Finish>
 __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Finish finish)
 {
-  __shared__ uint64_t full[kPipe];
   const int64_t blocks = (a.M + kRows - 1) / kRows;
   if ((int64_t)blockIdx.x >= blocks) return;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kPipe; ++s) mbar_init(&full[s], 1);
-    mbar_fence_init();
-  }
-  __syncthreads();   // barriers initialised before anyone uses them
+  stages_init();
   if (threadIdx.x == 0) {
     for (int s = 0; s < kPipe; ++s) {
       const int64_t b = blockIdx.x + (int64_t)s * gridDim.x;
-      if (b < blocks) stage_issue(a, b, row_cache + kCacheRaw + s * kStageRaw, &full[s]);
+      if (b < blocks) stage_issue(a, b, s);
     }
   }
   int s = 0, k = 0;
   uint32_t parity = 0;
   for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
-    mbar_wait(&full[s], parity);
+    mbar_wait(&stage_full[s], parity);
     place_t p = place(b, a.M);
-    p.stage = row_cache + kCacheRaw + s * kStageRaw + threadIdx.x / kThreads * kSlot;
+    p.stage = stage_at(s) + threadIdx.x / kThreads * kSlot;
     const Row cur = load(p);
     __syncthreads();   // stage s is read out: refill it
     const int64_t nb = b + (int64_t)kPipe * gridDim.x;
     if (threadIdx.x == 0 && nb < blocks) {
       fence_proxy_async_smem();
-      stage_issue(a, nb, row_cache + kCacheRaw + s * kStageRaw, &full[s]);
+      stage_issue(a, nb, s);
     }
     finish(p, cur, k);
     k ^= 1;

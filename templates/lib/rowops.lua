@@ -527,17 +527,17 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
 
 -- Resident rows staged in shared memory by bulk copies: the driver for mode "bulk".
 M.BULK_ROWS = [[
-// Thread 0 only: copies the rows of `block` into a stage and arms its barrier
+// Thread 0 only: copies the rows of `block` into stage s and arms its barrier
 // with their bytes (zero bytes: the arrival alone completes the phase).
-__device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t block, raw_t *stage, uint64_t *bar)
+__device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t block, int s)
 {
   const int64_t first = block * kRows;
   const int rows = (int)(a.M - first < kRows ? a.M - first : kRows);
   const uint32_t bytes = bulk_bytes((int)a.N);
-  mbar_arrive_expect_tx(bar, bytes * (uint32_t)rows);
+  mbar_arrive_expect_tx(&stage_full[s], bytes * (uint32_t)rows);
   if (bytes == 0) return;
   const elem_t *x = static_cast<const elem_t *>(a.x);
-  for (int r = 0; r < rows; ++r) bulk_load(stage + r * kSlot, x + (first + r) * a.ldx, bytes, bar);
+  for (int r = 0; r < rows; ++r) bulk_load(stage_at(s) + r * kSlot, x + (first + r) * a.ldx, bytes, &stage_full[s]);
 }
 
 // The chunk of a resident row this thread holds, from its stage (the tail
@@ -555,32 +555,27 @@ __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, in
 template <typename Row, typename Load, typename Finish>
 __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Finish finish)
 {
-  __shared__ uint64_t full[kPipe];
   const int64_t blocks = (a.M + kRows - 1) / kRows;
   if ((int64_t)blockIdx.x >= blocks) return;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kPipe; ++s) mbar_init(&full[s], 1);
-    mbar_fence_init();
-  }
-  __syncthreads();   // barriers initialised before anyone uses them
+  stages_init();
   if (threadIdx.x == 0) {
     for (int s = 0; s < kPipe; ++s) {
       const int64_t b = blockIdx.x + (int64_t)s * gridDim.x;
-      if (b < blocks) stage_issue(a, b, row_cache + kCacheRaw + s * kStageRaw, &full[s]);
+      if (b < blocks) stage_issue(a, b, s);
     }
   }
   int s = 0, k = 0;
   uint32_t parity = 0;
   for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
-    mbar_wait(&full[s], parity);
+    mbar_wait(&stage_full[s], parity);
     place_t p = place(b, a.M);
-    p.stage = row_cache + kCacheRaw + s * kStageRaw + threadIdx.x / kThreads * kSlot;
+    p.stage = stage_at(s) + threadIdx.x / kThreads * kSlot;
     const Row cur = load(p);
     __syncthreads();   // stage s is read out: refill it
     const int64_t nb = b + (int64_t)kPipe * gridDim.x;
     if (threadIdx.x == 0 && nb < blocks) {
       fence_proxy_async_smem();
-      stage_issue(a, nb, row_cache + kCacheRaw + s * kStageRaw, &full[s]);
+      stage_issue(a, nb, s);
     }
     finish(p, cur, k);
     k ^= 1;
@@ -591,6 +586,21 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
 
 -- What staged drivers share.
 M.STAGED = [[
+__shared__ uint64_t stage_full[kPipe];   // one barrier per stage: its bytes have landed
+
+// Stage s of the ring, after the row cache.
+__device__ __forceinline__ raw_t *stage_at(int s) { return row_cache + kCacheRaw + s * kStageRaw; }
+
+// Thread 0 initialises the stage barriers; the CTA waits until it has.
+__device__ __forceinline__ void stages_init()
+{
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kPipe; ++s) mbar_init(&stage_full[s], 1);
+    mbar_fence_init();
+  }
+  __syncthreads();
+}
+
 // Bytes of a chunk of n elements the bulk copy moves: its whole accesses.  The
 // rest (under 16 bytes) is read from global memory by the thread that owns it.
 __device__ __forceinline__ uint32_t bulk_bytes(int n)
@@ -643,7 +653,6 @@ static_assert((kPipe & (kPipe - 1)) == 0, "stage and phase come from a chunk cou
 // into chunks of kChunk, go through kPipe stages in order.  Thread 0 copies
 // chunks kPipe ahead of the CTA; its cursor lives in shared memory so that
 // it costs the other threads no registers.
-__shared__ uint64_t stream_full[kPipe];   // one barrier per stage
 struct stream_cursor_t { int64_t row; int c, stage; };
 __shared__ stream_cursor_t stream_next;   // thread 0's: the next chunk to copy
 
@@ -652,8 +661,6 @@ struct stream_t {
   uint32_t k;   // chunks the CTA has read: stage k % kPipe, phase (k / kPipe) & 1
 };
 
-__device__ __forceinline__ raw_t *stream_stage(int s) { return row_cache + kCacheRaw + s * kStageRaw; }
-
 // Thread 0 only: copies the stream's next chunk, if any, and arms its stage.
 __device__ __forceinline__ void stream_issue(const kite_row_args &a)
 {
@@ -661,9 +668,9 @@ __device__ __forceinline__ void stream_issue(const kite_row_args &a)
   if (nx.row >= a.M) return;
   const int n = (int)a.N, base = nx.c * kChunk;
   const uint32_t bytes = bulk_bytes(n - base < kChunk ? n - base : kChunk);
-  mbar_arrive_expect_tx(&stream_full[nx.stage], bytes);
+  mbar_arrive_expect_tx(&stage_full[nx.stage], bytes);
   const elem_t *src = static_cast<const elem_t *>(a.x) + nx.row * a.ldx + base;
-  if (bytes) bulk_load(stream_stage(nx.stage), src, bytes, &stream_full[nx.stage]);
+  if (bytes) bulk_load(stage_at(nx.stage), src, bytes, &stage_full[nx.stage]);
   if (++nx.stage == kPipe) nx.stage = 0;
   if ((++nx.c) * kChunk >= n) { nx.c = 0; nx.row += gridDim.x; }
   stream_next = nx;
@@ -675,8 +682,8 @@ __device__ __forceinline__ void load_first(const elem_t *row, int c, const place
 {
   stream_t &q = *p.q;
   const int s = (int)(q.k % kPipe);
-  mbar_wait(&stream_full[s], (q.k / kPipe) & 1);
-  load_staged(stream_stage(s), row, c * kChunk, p.t, n, r);
+  mbar_wait(&stage_full[s], (q.k / kPipe) & 1);
+  load_staged(stage_at(s), row, c * kChunk, p.t, n, r);
   __syncthreads();
   if (threadIdx.x == 0) {
     fence_proxy_async_smem();
@@ -692,12 +699,8 @@ template <typename F>
 __device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
 {
   if ((int64_t)blockIdx.x >= a.M) return;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kPipe; ++s) mbar_init(&stream_full[s], 1);
-    mbar_fence_init();
-    stream_next = { (int64_t)blockIdx.x, 0, 0 };
-  }
-  __syncthreads();   // barriers initialised before anyone uses them
+  if (threadIdx.x == 0) stream_next = { (int64_t)blockIdx.x, 0, 0 };   // thread 0's alone
+  stages_init();
   if (threadIdx.x == 0)
     for (int s = 0; s < kPipe; ++s) stream_issue(a);
   stream_t q = { &a, 0 };
