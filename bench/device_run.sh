@@ -5,6 +5,8 @@
 #   bash bench/device_run.sh tests [quick]   build, the whole test suite (make test, for the record)
 #   bash bench/device_run.sh rows  [quick]   row-op benchmarks, every variant, torch.compile
 #   bash bench/device_run.sh gemm  [quick]   gemm against cuBLASLt, SASS of the gemm kernels
+#   bash bench/device_run.sh first [quick]   build, test_gemm (each variant alone when it fails),
+#                                            test_gpu, gemm SASS, the gemm bench if time is left
 #   bash bench/device_run.sh all   [quick]   all three (only when they fit one call)
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
@@ -23,6 +25,44 @@ build() {
   local t0=$(date +%s)
   { make -j16 && make -j16 build/kite-bench test-bins; } >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   echo "build: $(( $(date +%s) - t0 )) s"
+}
+
+# Every gemm variant in its own process on the small shapes, 12 at a time,
+# 15 s each: one hung or faulting kernel names itself and spoils no other.
+gemm_triage() {
+  local t0=$(date +%s)
+  names=$(awk -F'\t' '$2 == "gemm" { print $1 }' out/manifest.tsv)
+  printf '%s\n' $names | xargs -P 12 -I{} sh -c \
+    'KITE_GEMM_SMALL=1 KITE_GEMM_ONLY={} timeout 15 build/test_gemm >"$0/triage.{}.log" 2>&1; echo "{} rc=$?"' "$OUT" \
+    | sort >"$OUT/triage.txt"
+  echo "---- gemm triage (small shapes, one process per variant): $(grep -c 'rc=0$' "$OUT/triage.txt") of $(wc -l <"$OUT/triage.txt") pass, $(( $(date +%s) - t0 )) s"
+  grep -v 'rc=0$' "$OUT/triage.txt" | head -40
+  for f in $(grep -v 'rc=0$' "$OUT/triage.txt" | head -3 | cut -d' ' -f1); do
+    echo "-- $f"; grep -E ":[EF]:|gemm variant" "$OUT/triage.$f.log" | cut -c1-300 | head -4
+  done
+}
+
+first() {
+  gemm_triage
+  local rc=1 t0=$(date +%s)
+  if ! grep -qv 'rc=0$' "$OUT/triage.txt"; then
+    KITE_TEST_TIMEOUT=200 bash tests/run.sh build/test_gemm >"$OUT/gemm_test.log" 2>&1
+    rc=$?
+    grep -E "^(KITE_SKIPPED|[0-9]+%: Checks)|kite: [0-9]+ passed|stopped after" "$OUT/gemm_test.log" | tail -5
+    grep -E ":[EF]:" "$OUT/gemm_test.log" | cut -c1-300 | head -12
+    grep "starting" "$OUT/gemm_test.log" | tail -1
+    echo "test_gemm: rc=$rc, $(( $(date +%s) - t0 )) s"
+  fi
+  local t1=$(date +%s)
+  KITE_TEST_TIMEOUT=150 bash tests/run.sh build/test_gpu >"$OUT/gpu.log" 2>&1
+  echo "test_gpu: rc=$?, $(( $(date +%s) - t1 )) s"
+  grep -E "^(KITE_SKIPPED|[0-9]+%: Checks)|kite: [0-9]+ passed|stopped after" "$OUT/gpu.log" | tail -4
+  grep -E ":[EF]:" "$OUT/gpu.log" | cut -c1-300 | head -12
+  gemm_sass
+  if [ $rc -eq 0 ] && [ $(( $(date +%s) - T0 )) -lt 400 ]; then
+    timeout 150 build/kite-bench gemm --quick --csv "$OUT/gemm.csv" >"$OUT/gemm.txt" 2>&1
+    echo "kite-bench gemm --quick rc=$?"; cat "$OUT/gemm.txt"
+  fi
 }
 
 gpu() {
@@ -81,8 +121,10 @@ gemm() {
   echo "---- gemm vs cuBLASLt"; cat "$OUT/gemm.txt"
 }
 
+T0=$(date +%s)
 build
 case $stage in
+  first) first ;;
   gpu) gpu ;;
   tests) tests ;;
   rows) rows ;;

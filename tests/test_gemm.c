@@ -25,6 +25,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kite_test.h"
 
+#include <fnmatch.h>
+
 #include "kite_internal.h"
 #include "kt_gemm_ref.h"
 
@@ -48,6 +50,16 @@ static const shape shapes[] = {
   { 256, 256, 16384, 1.0, 0.0 },
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
+#define NSMALL 5   /* shapes up to 1000^3: what KITE_GEMM_SMALL keeps */
+
+/* Triage on a first device run: KITE_GEMM_SMALL=1 keeps the small shapes,
+   KITE_GEMM_ONLY=<glob> the variants it names (and drops the entry cases),
+   so a script can run every variant in its own process under a time limit. */
+static int nshapes(void)
+{
+  const char *e = getenv("KITE_GEMM_SMALL");
+  return e && *e && strcmp(e, "0") != 0 ? NSMALL : NSHAPES;
+}
 
 static const kite_dtype ab_types[2] = { KITE_BF16, KITE_F16 };
 static const kite_dtype c_types[3] = { KITE_BF16, KITE_F16, KITE_F32 };
@@ -347,7 +359,7 @@ START_TEST(variant_matches_reference)
   int at = snprintf(line, sizeof line, "gemm variant %-40s tile %dx%d, align %d:", info.name, (int)info.tile_m,
                     (int)info.tile_n, (int)info.align);
   int ran = 0, skipped = 0;
-  for (int k = 0; k < NSHAPES; k++) {
+  for (int k = 0; k < nshapes(); k++) {
     if (shapes[k].N < info.n_min || shapes[k].N > info.n_max) {   /* outside what the variant takes */
       skipped++;
       continue;
@@ -394,7 +406,7 @@ START_TEST(entry_point_serves_every_shape)
   KT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   gstats st;
   memset(&st, 0, sizeof st);
-  for (int k = 0; k < NSHAPES; k++)
+  for (int k = 0; k < nshapes(); k++)
     for (int layout = 0; layout < L_COUNT; layout++) {
       gcase g = gc_new(ab, c, NULL, k, layout);
       g.stream = (k + layout) % 2 ? stream : 0;
@@ -402,7 +414,7 @@ START_TEST(entry_point_serves_every_shape)
     }
   KT_CUDA_CHECK(cudaStreamDestroy(stream));
   printf("gemm entry %s/%s: %d shapes x aligned, A+1, odd; %d runs; worst %.3f of tolerance (%s), "
-         "worst element %.3f\n", kt_dtype_name(ab), kt_dtype_name(c), NSHAPES, st.runs, st.worst_fro,
+         "worst element %.3f\n", kt_dtype_name(ab), kt_dtype_name(c), nshapes(), st.runs, st.worst_fro,
          st.worst_where, st.worst_elem);
   fflush(stdout);
 }
@@ -426,9 +438,11 @@ int main(void)
 {
   Suite *s = suite_create("gemm");
   TCase *tc = kt_gpu_tcase(s, "variants");
+  const char *only = getenv("KITE_GEMM_ONLY");
   for (int32_t i = 0; i < kite_variant_count(); i++) {
     kite_variant_info info;
-    if (kite_variant_get(i, &info) == KITE_OK && strcmp(info.op, "gemm") == 0)
+    if (kite_variant_get(i, &info) == KITE_OK && strcmp(info.op, "gemm") == 0 &&
+        (!only || fnmatch(only, info.name, 0) == 0))
       KT_ADD_LOOP(tc, variant_matches_reference, i, i + 1);
   }
   /* A dtype pair without variants has nothing to test: counted skipped, with
@@ -438,6 +452,7 @@ int main(void)
   tc = kt_gpu_tcase(s, "entry");
   for (int i = 0; i < NPAIRS; i++) {
     const kite_dtype ab = ab_types[i / 3], c = c_types[i % 3];
+    if (only) break;
     if (have_variants(ab, c)) {
       KT_ADD_LOOP(tc, entry_point_serves_every_shape, i, i + 1);
       continue;
