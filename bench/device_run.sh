@@ -7,6 +7,7 @@
 #   bash bench/device_run.sh gemm  [quick]   gemm against cuBLASLt, SASS of the gemm kernels
 #   bash bench/device_run.sh first [quick]   build, test_gemm (each variant alone when it fails),
 #                                            test_gpu, gemm SASS, the gemm bench if time is left
+#   bash bench/device_run.sh measure [quick] rows, then gemm (every variant)
 #   bash bench/device_run.sh all   [quick]   all three (only when they fit one call)
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
@@ -33,7 +34,7 @@ gemm_triage() {
   local t0=$(date +%s)
   names=$(awk -F'\t' '$2 == "gemm" { print $1 }' out/manifest.tsv)
   printf '%s\n' $names | xargs -P 12 -I{} sh -c \
-    'KITE_GEMM_SMALL=1 KITE_GEMM_ONLY={} timeout 15 build/test_gemm >"$0/triage.{}.log" 2>&1; echo "{} rc=$?"' "$OUT" \
+    'KITE_GEMM_SMALL=1 KITE_TEST_ONLY={} timeout 15 build/test_gemm >"$0/triage.{}.log" 2>&1; echo "{} rc=$?"' "$OUT" \
     | sort >"$OUT/triage.txt"
   echo "---- gemm triage (small shapes, one process per variant): $(grep -c 'rc=0$' "$OUT/triage.txt") of $(wc -l <"$OUT/triage.txt") pass, $(( $(date +%s) - t0 )) s"
   grep -v 'rc=0$' "$OUT/triage.txt" | head -40
@@ -116,7 +117,7 @@ gemm_sass() {
 
 gemm() {
   gemm_sass
-  timeout 300 build/kite-bench gemm $bargs --csv "$OUT/gemm.csv" >"$OUT/gemm.txt" 2>&1
+  timeout 300 build/kite-bench gemm $bargs --variants --csv "$OUT/gemm.csv" >"$OUT/gemm.txt" 2>&1
   echo "kite-bench gemm rc=$?"
   echo "---- gemm vs cuBLASLt"; cat "$OUT/gemm.txt"
 }
@@ -130,5 +131,6 @@ case $stage in
   rows) rows ;;
   gemm) gemm ;;
   all) tests; rows; gemm ;;
+  measure) rows; gemm ;;
   *) echo "device_run.sh: unknown stage '$stage' (gpu, tests, rows, gemm, all)"; exit 2 ;;
 esac

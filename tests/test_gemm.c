@@ -53,7 +53,7 @@ static const shape shapes[] = {
 #define NSMALL 5   /* shapes up to 1000^3: what KITE_GEMM_SMALL keeps */
 
 /* Triage on a first device run: KITE_GEMM_SMALL=1 keeps the small shapes,
-   KITE_GEMM_ONLY=<glob> the variants it names (and drops the entry cases),
+   KITE_TEST_ONLY=<glob> the variants it names (and drops the entry cases),
    so a script can run every variant in its own process under a time limit. */
 static int nshapes(void)
 {
@@ -438,7 +438,7 @@ int main(void)
 {
   Suite *s = suite_create("gemm");
   TCase *tc = kt_gpu_tcase(s, "variants");
-  const char *only = getenv("KITE_GEMM_ONLY");
+  const char *only = getenv("KITE_TEST_ONLY");
   for (int32_t i = 0; i < kite_variant_count(); i++) {
     kite_variant_info info;
     if (kite_variant_get(i, &info) == KITE_OK && strcmp(info.op, "gemm") == 0 &&

@@ -26,6 +26,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kite_test.h"
 
+#include <fnmatch.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -988,35 +989,45 @@ END_TEST
 
 
 
+/* Whether variant i gets a case here: every variant but the gemm ones, which
+   test_gemm runs (an op this file has no reference for fails loudly rather
+   than going untested); `huge`: only those past 262144 elements.
+   KITE_TEST_ONLY=<glob> keeps the variants it names and drops the cases that
+   are not a variant's, so that a device run can split the suite over
+   processes or re-check what changed. */
+static int chosen(int32_t i, int huge)
+{
+  kite_variant_info info;
+  if (kite_variant_get(i, &info) != KITE_OK) return !huge;
+  if (strcmp(info.op, "gemm") == 0 || (huge && (info.n_max <= 262144 || op_of(info.op) < 0))) return 0;
+  const char *only = getenv("KITE_TEST_ONLY");
+  return !only || fnmatch(only, info.name, 0) == 0;
+}
+
 int main(void)
 {
   const char *longest = getenv("KITE_TEST_LONGEST");
   if (longest) return longest_row_child(atoi(longest));
   Suite *s = suite_create("gpu");
   const int nv = kite_variant_count();
-  /* every variant but the gemm ones, which test_gemm runs: an op this file
-     has no reference for fails loudly rather than going untested */
   TCase *tv = kt_gpu_tcase(s, "variants");
-  for (int32_t i = 0; i < nv; i++) {
-    kite_variant_info info;
-    if (kite_variant_get(i, &info) != KITE_OK || strcmp(info.op, "gemm") != 0)
-      KT_ADD_LOOP(tv, variant_matches_reference, i, i + 1);
+  for (int32_t i = 0; i < nv; i++)
+    if (chosen(i, 0)) KT_ADD_LOOP(tv, variant_matches_reference, i, i + 1);
+  TCase *tc;
+  if (!getenv("KITE_TEST_ONLY")) {
+    tc = kt_gpu_tcase(s, "entry");
+    KT_ADD_LOOP(tc, entry_point_at_dispatch_boundaries, 0, OP_COUNT * 3);
+    KT_ADD_LOOP(tc, entry_point_in_place, 0, 2 * 3);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "targets"), cross_entropy_targets, 0, 1);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
+    tc = kt_gpu_tcase(s, "launch");
+    KT_ADD_LOOP(tc, device_sms_matches_the_device, 0, 1);
+    KT_ADD_LOOP(tc, tmap_encodes_and_caches, 0, 1);
   }
-  TCase *tc = kt_gpu_tcase(s, "entry");
-  KT_ADD_LOOP(tc, entry_point_at_dispatch_boundaries, 0, OP_COUNT * 3);
-  KT_ADD_LOOP(tc, entry_point_in_place, 0, 2 * 3);
-  KT_ADD_LOOP(kt_gpu_tcase(s, "targets"), cross_entropy_targets, 0, 1);
-  KT_ADD_LOOP(kt_gpu_tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
-  tc = kt_gpu_tcase(s, "launch");
-  KT_ADD_LOOP(tc, device_sms_matches_the_device, 0, 1);
-  KT_ADD_LOOP(tc, tmap_encodes_and_caches, 0, 1);
   /* the longest rows last but one: a fault there must not hide the others */
   tc = kt_gpu_tcase(s, "huge");
-  for (int32_t i = 0; i < nv; i++) {
-    kite_variant_info info;
-    if (kite_variant_get(i, &info) == KITE_OK && info.n_max > 262144 && op_of(info.op) >= 0)
-      KT_ADD_LOOP(tc, longest_row, i, i + 1);
-  }
+  for (int32_t i = 0; i < nv; i++)
+    if (chosen(i, 1)) KT_ADD_LOOP(tc, longest_row, i, i + 1);
   KT_ADD_LOOP(kt_gpu_tcase(s, "final"), no_cuda_error_left, 0, 1);
 
   char why[256];
