@@ -101,6 +101,13 @@ cudaError_t kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1(const void *args, c
 cudaError_t kite_v_gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_bf16_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_bf16_128x128(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
@@ -120,6 +127,13 @@ cudaError_t kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg2_c1x1(const void *args, cu
 cudaError_t kite_v_gemm_tma_bf16_f16_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_64x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_64x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_64x192x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_64x256x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_128x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_f16_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_f16_128x128(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_f16_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
@@ -139,6 +153,13 @@ cudaError_t kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg2_c1x1(const void *args, cu
 cudaError_t kite_v_gemm_tma_bf16_f32_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_64x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_64x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_64x192x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_64x256x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_128x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_f32_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_bf16_f32_128x128(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_f32_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
@@ -158,6 +179,13 @@ cudaError_t kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg2_c1x1(const void *args, cu
 cudaError_t kite_v_gemm_tma_f16_bf16_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_64x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_64x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_64x192x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_64x256x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_128x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_bf16_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_bf16_128x128(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_f16_bf16_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
@@ -177,6 +205,13 @@ cudaError_t kite_v_gemm_tma_f16_f16_128x128x64_s5_wg2_c1x1(const void *args, cud
 cudaError_t kite_v_gemm_tma_f16_f16_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_f16_f16_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_f16_f16_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_64x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_64x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_64x192x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_64x256x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_128x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_128x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f16_256x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_f16_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_f16_128x128(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_f16_f16_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
@@ -196,6 +231,13 @@ cudaError_t kite_v_gemm_tma_f16_f32_128x128x64_s5_wg2_c1x1(const void *args, cud
 cudaError_t kite_v_gemm_tma_f16_f32_128x192x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_f16_f32_256x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_f16_f32_256x64x64_s5_wg2_c1x1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_64x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_64x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_64x192x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_64x256x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_128x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_128x128x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
+cudaError_t kite_v_gemm_tma_f16_f32_256x64x64_s5_wg2_c1x1_pp(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_f32_64x64(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_simple_f16_f32_128x128(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_f16_f32_128x256x64_s4_wg2_c2x1(const void *args, cudaStream_t stream);
@@ -484,6 +526,13 @@ const struct kite_variant kite_variants[] = {
   {"gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1},
   {"gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1},
   {"gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 64, 64, kite_v_gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 64, 128, kite_v_gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 64, 192, kite_v_gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 64, 256, kite_v_gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 128, 64, kite_v_gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 128, 128, kite_v_gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 256, 64, kite_v_gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp},
   {"gemm_simple_bf16_bf16_64x64", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_bf16_bf16_64x64},
   {"gemm_simple_bf16_bf16_128x128", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_bf16_bf16_128x128},
   {"gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1},
@@ -503,6 +552,13 @@ const struct kite_variant kite_variants[] = {
   {"gemm_tma_bf16_f16_128x192x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_bf16_f16_128x192x64_s5_wg2_c1x1},
   {"gemm_tma_bf16_f16_256x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg1_c1x1},
   {"gemm_tma_bf16_f16_256x64x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_f16_64x64x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 64, 64, kite_v_gemm_tma_bf16_f16_64x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f16_64x128x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 64, 128, kite_v_gemm_tma_bf16_f16_64x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f16_64x192x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 64, 192, kite_v_gemm_tma_bf16_f16_64x192x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f16_64x256x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 64, 256, kite_v_gemm_tma_bf16_f16_64x256x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f16_128x64x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 128, 64, kite_v_gemm_tma_bf16_f16_128x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f16_128x128x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 128, 128, kite_v_gemm_tma_bf16_f16_128x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f16_256x64x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 256, 64, kite_v_gemm_tma_bf16_f16_256x64x64_s5_wg2_c1x1_pp},
   {"gemm_simple_bf16_f16_64x64", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_bf16_f16_64x64},
   {"gemm_simple_bf16_f16_128x128", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_bf16_f16_128x128},
   {"gemm_tma_bf16_f16_128x256x64_s4_wg2_c2x1", "gemm", KITE_BF16, KITE_F16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_bf16_f16_128x256x64_s4_wg2_c2x1},
@@ -522,6 +578,13 @@ const struct kite_variant kite_variants[] = {
   {"gemm_tma_bf16_f32_128x192x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_bf16_f32_128x192x64_s5_wg2_c1x1},
   {"gemm_tma_bf16_f32_256x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg1_c1x1},
   {"gemm_tma_bf16_f32_256x64x64_s5_wg2_c1x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg2_c1x1},
+  {"gemm_tma_bf16_f32_64x64x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 64, 64, kite_v_gemm_tma_bf16_f32_64x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f32_64x128x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 64, 128, kite_v_gemm_tma_bf16_f32_64x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f32_64x192x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 64, 192, kite_v_gemm_tma_bf16_f32_64x192x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f32_64x256x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 64, 256, kite_v_gemm_tma_bf16_f32_64x256x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f32_128x64x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 128, 64, kite_v_gemm_tma_bf16_f32_128x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f32_128x128x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 128, 128, kite_v_gemm_tma_bf16_f32_128x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_bf16_f32_256x64x64_s5_wg2_c1x1_pp", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 256, 64, kite_v_gemm_tma_bf16_f32_256x64x64_s5_wg2_c1x1_pp},
   {"gemm_simple_bf16_f32_64x64", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_bf16_f32_64x64},
   {"gemm_simple_bf16_f32_128x128", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_bf16_f32_128x128},
   {"gemm_tma_bf16_f32_128x256x64_s4_wg2_c2x1", "gemm", KITE_BF16, KITE_F32, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_bf16_f32_128x256x64_s4_wg2_c2x1},
@@ -541,6 +604,13 @@ const struct kite_variant kite_variants[] = {
   {"gemm_tma_f16_bf16_128x192x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_f16_bf16_128x192x64_s5_wg2_c1x1},
   {"gemm_tma_f16_bf16_256x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg1_c1x1},
   {"gemm_tma_f16_bf16_256x64x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_bf16_64x64x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 64, 64, kite_v_gemm_tma_f16_bf16_64x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_bf16_64x128x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 64, 128, kite_v_gemm_tma_f16_bf16_64x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_bf16_64x192x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 64, 192, kite_v_gemm_tma_f16_bf16_64x192x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_bf16_64x256x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 64, 256, kite_v_gemm_tma_f16_bf16_64x256x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_bf16_128x64x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 128, 64, kite_v_gemm_tma_f16_bf16_128x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_bf16_128x128x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 128, 128, kite_v_gemm_tma_f16_bf16_128x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_bf16_256x64x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 256, 64, kite_v_gemm_tma_f16_bf16_256x64x64_s5_wg2_c1x1_pp},
   {"gemm_simple_f16_bf16_64x64", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_f16_bf16_64x64},
   {"gemm_simple_f16_bf16_128x128", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_f16_bf16_128x128},
   {"gemm_tma_f16_bf16_128x256x64_s4_wg2_c2x1", "gemm", KITE_F16, KITE_BF16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_f16_bf16_128x256x64_s4_wg2_c2x1},
@@ -560,6 +630,13 @@ const struct kite_variant kite_variants[] = {
   {"gemm_tma_f16_f16_128x192x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_f16_f16_128x192x64_s5_wg2_c1x1},
   {"gemm_tma_f16_f16_256x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f16_256x64x64_s5_wg1_c1x1},
   {"gemm_tma_f16_f16_256x64x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f16_256x64x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_f16_64x64x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 64, 64, kite_v_gemm_tma_f16_f16_64x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f16_64x128x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 64, 128, kite_v_gemm_tma_f16_f16_64x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f16_64x192x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 64, 192, kite_v_gemm_tma_f16_f16_64x192x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f16_64x256x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 64, 256, kite_v_gemm_tma_f16_f16_64x256x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f16_128x64x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 128, 64, kite_v_gemm_tma_f16_f16_128x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f16_128x128x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 128, 128, kite_v_gemm_tma_f16_f16_128x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f16_256x64x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 256, 64, kite_v_gemm_tma_f16_f16_256x64x64_s5_wg2_c1x1_pp},
   {"gemm_simple_f16_f16_64x64", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_f16_f16_64x64},
   {"gemm_simple_f16_f16_128x128", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_f16_f16_128x128},
   {"gemm_tma_f16_f16_128x256x64_s4_wg2_c2x1", "gemm", KITE_F16, KITE_F16, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_f16_f16_128x256x64_s4_wg2_c2x1},
@@ -579,6 +656,13 @@ const struct kite_variant kite_variants[] = {
   {"gemm_tma_f16_f32_128x192x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 128, 192, kite_v_gemm_tma_f16_f32_128x192x64_s5_wg2_c1x1},
   {"gemm_tma_f16_f32_256x64x64_s5_wg1_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f32_256x64x64_s5_wg1_c1x1},
   {"gemm_tma_f16_f32_256x64x64_s5_wg2_c1x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 0, 256, 64, kite_v_gemm_tma_f16_f32_256x64x64_s5_wg2_c1x1},
+  {"gemm_tma_f16_f32_64x64x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 64, 64, kite_v_gemm_tma_f16_f32_64x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f32_64x128x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 64, 128, kite_v_gemm_tma_f16_f32_64x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f32_64x192x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 64, 192, kite_v_gemm_tma_f16_f32_64x192x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f32_64x256x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 64, 256, kite_v_gemm_tma_f16_f32_64x256x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f32_128x64x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 128, 64, kite_v_gemm_tma_f16_f32_128x64x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f32_128x128x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 128, 128, kite_v_gemm_tma_f16_f32_128x128x64_s5_wg2_c1x1_pp},
+  {"gemm_tma_f16_f32_256x64x64_s5_wg2_c1x1_pp", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 256, 64, kite_v_gemm_tma_f16_f32_256x64x64_s5_wg2_c1x1_pp},
   {"gemm_simple_f16_f32_64x64", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 2, 10, 64, 64, kite_v_gemm_simple_f16_f32_64x64},
   {"gemm_simple_f16_f32_128x128", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 2, 10, 128, 128, kite_v_gemm_simple_f16_f32_128x128},
   {"gemm_tma_f16_f32_128x256x64_s4_wg2_c2x1", "gemm", KITE_F16, KITE_F32, 1, 2147483647, 16, 1, 128, 256, kite_v_gemm_tma_f16_f32_128x256x64_s4_wg2_c2x1},
@@ -766,4 +850,4 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 2, 4, 0, 0, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 4, 4, 0, 0, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 381;
+const int32_t kite_variants_len = 423;

@@ -39,7 +39,6 @@ constexpr float kLog2e = 1.4426950408889634f;
 // kVec elements as loaded: one 16-byte access, or one element.
 struct __align__(kVec * sizeof(elem_t)) raw_t { elem_t e[kVec]; };
 
-constexpr int kDefaultSmem = 48 * 1024;   // dynamic shared memory allowed without opting in
 constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
 constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
 constexpr int kCacheRaw = kCacheChunks * kNv * kThreads;
@@ -548,7 +547,7 @@ extern "C" cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4(const voi
     limit = (int64_t)sms * kMinCtas;
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit);
-  if (kDynSmem > kDefaultSmem) {
+  if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too
     const cudaError_t e = raise_smem(rmsnorm_fwd, kDynSmem);
     if (e != cudaSuccess) return e;
   }

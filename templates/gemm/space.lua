@@ -18,6 +18,7 @@ return {
     stages = { 2, 3, 4, 5 },
     wg = { 1, 2 },                    -- consumer warpgroups
     cluster = { "1x1", "2x1", "1x2" },  -- CTAs along M x N sharing B (2x1) or A (1x2) by multicast
+    sched = { "coop", "pingpong" },   -- consumers split each tile, or take turns with whole tiles
   },
   valid = function(p) return kinds[p.kind].valid(p) end,
   name = function(p) return kinds[p.kind].name(p) end,

@@ -18,10 +18,10 @@ local SHAPES = {
 local function shape(p) return SHAPES[p.tile_m .. "x" .. p.tile_n] end
 
 -- Axes this kind does not use are pinned: stages = 2 (the double buffer),
--- one warpgroup axis value, no clusters.
+-- one warpgroup axis value, no clusters, one schedule.
 function M.valid(p)
   if not shape(p) then return false, "tile shape" end
-  return p.stages == 2 and p.wg == 1 and p.cluster == "1x1"
+  return p.stages == 2 and p.wg == 1 and p.cluster == "1x1" and p.sched == "coop"
 end
 
 function M.name(p)

@@ -14,6 +14,13 @@
 -- beta != 0).  TMA zero-fills past M, N and K, so tails need no special
 -- loads; the epilogue masks rows and columns.
 --
+-- Ping-pong (sched "pingpong", two consumers): each consumer takes whole
+-- tiles, the CTA's even tiles going to one and odd ones to the other, and
+-- their k-loops take turns through two named barriers, so that one
+-- consumer's epilogue runs while the other keeps the tensor cores busy.  The
+-- turns also keep a consumer from waiting on a stage more than one fill
+-- ahead of the last it saw, which the barriers' parity could not tell apart.
+--
 -- Clusters of two CTAs ("2x1": neighbours along M; "1x2": along N) share the
 -- operand tile they have in common: each CTA's producer loads half of it and
 -- multicasts that half to both, so the pair reads it from L2 once.  A stage
@@ -34,9 +41,12 @@ M.GROUP_M = 8          -- tile rows per L2 group
 
 M.MAX_ACC = 128        -- accumulators per consumer thread: the register budget
 
--- Accumulator registers per consumer thread: its tile_m / wg rows in m64
--- blocks, tile_n / 2 floats per thread per block.
-function M.acc(p) return p.tile_m // p.wg // 64 * p.tile_n // 2 end
+-- Tile rows each consumer computes: its share (coop) or the whole tile.
+function M.wg_rows(p) return p.sched == "pingpong" and p.tile_m or p.tile_m // p.wg end
+
+-- Accumulator registers per consumer thread: its rows in m64 blocks,
+-- tile_n / 2 floats per thread per block.
+function M.acc(p) return M.wg_rows(p) // 64 * p.tile_n // 2 end
 
 function M.stage_bytes(p) return (p.tile_m + p.tile_n) * M.TILE_K * 2 end
 function M.epi_bytes(p) return p.wg * 4 * 16 * M.EPI_STRIDE * 4 end
@@ -65,25 +75,29 @@ function M.valid(p)
   if p.cluster ~= "1x1" and p.tile_m * p.tile_n < 128 * 256 then
     return false, "clusters only for the largest tiles (where L2 traffic limits)"
   end
-  if p.tile_m % (64 * p.wg) ~= 0 then return false, "each consumer takes whole m64 blocks" end
+  if p.sched == "pingpong" and (p.wg ~= 2 or p.cluster ~= "1x1") then
+    return false, "ping-pong: two consumers, one CTA"
+  end
+  if M.wg_rows(p) % 64 ~= 0 then return false, "each consumer takes whole m64 blocks" end
   if M.acc(p) > M.MAX_ACC then return false, "registers" end
   if not M.stages_for(p) then return false, "shared memory" end
   return p.stages == M.stages_for(p)
 end
 
 function M.name(p)
-  return string.format("gemm_tma_%s_%s_%dx%dx%d_s%d_wg%d_c%s", p.ab, p.c, p.tile_m, p.tile_n,
-                       M.TILE_K, p.stages, p.wg, p.cluster)
+  return string.format("gemm_tma_%s_%s_%dx%dx%d_s%d_wg%d_c%s%s", p.ab, p.c, p.tile_m, p.tile_n,
+                       M.TILE_K, p.stages, p.wg, p.cluster, p.sched == "pingpong" and "_pp" or "")
 end
 
 -- TMA needs 16-byte aligned operands and row strides.  Any N: the runtime
 -- reads the N range of row ops only, but tools that filter by it see all.
 local N_ANY = 0x7fffffff
 
--- Rank: clusters after single CTAs until a measurement says otherwise (the
--- tile heuristic ties them; the rank breaks the tie).
+-- Rank: clusters and ping-pong after cooperative single CTAs until a
+-- measurement says otherwise (the tile heuristic ties them; the rank breaks
+-- the tie).
 function M.meta(p)
-  local rank = p.cluster == "1x1" and 0 or 1
+  local rank = (p.cluster == "1x1" and p.sched == "coop") and 0 or 1
   return { n_min = 1, n_max = N_ANY, align = 16, rank = rank, tile_m = p.tile_m, tile_n = p.tile_n,
            dtype = p.ab, dtype_out = p.c }
 end
@@ -117,7 +131,8 @@ constexpr int kClusterM = %d, kClusterN = %d;          // CTAs of a cluster alon
 constexpr int kCluster = kClusterM * kClusterN;
 constexpr int kStages = %d;
 constexpr int kConsumers = %d;                     // consumer warpgroups
-constexpr int kWgRows = kTileM / kConsumers;       // tile rows per consumer
+constexpr bool kPingPong = %s;                  // consumers take turns with whole tiles
+constexpr int kWgRows = %d;                        // tile rows per consumer
 constexpr int kMBlocks = kWgRows / 64;             // m64 wgmma blocks per consumer
 constexpr int kAcc = kTileN / 2;                   // accumulators per thread per block
 constexpr int kThreads = 128 * (kConsumers + 1);   // warpgroup 0 produces
@@ -136,7 +151,8 @@ static_assert(kCluster <= 2, "clusters of one or two CTAs");
 // the cluster shares, multicast to both CTAs (halves on swizzle atoms).
 constexpr int kABoxRows = kTileM / kClusterN, kBBoxRows = kTileN / kClusterM;
 static_assert(kABoxRows %% 8 == 0 && kBBoxRows %% 8 == 0, "half tiles on swizzle atoms");
-]], ab.ctype, c.ctype, p.tile_m, p.tile_n, M.TILE_K, cm, cn, p.stages, p.wg, M.GROUP_M, M.EPI_STRIDE,
+]], ab.ctype, c.ctype, p.tile_m, p.tile_n, M.TILE_K, cm, cn, p.stages, p.wg,
+    p.sched == "pingpong" and "true" or "false", M.wg_rows(p), M.GROUP_M, M.EPI_STRIDE,
     M.smem(p, p.stages)) .. reg_helpers(p)
 end
 
@@ -202,6 +218,9 @@ __device__ __forceinline__ void produce(const gemm_params &p, const CUtensorMap 
   }
 }
 
+// The first tile row consumer w computes.
+__device__ __forceinline__ int first_row(int w) { return kPingPong ? 0 : w * kWgRows; }
+
 // One k-tile of this consumer's rows: kMBlocks x 4 wgmma (k16 steps).
 __device__ __forceinline__ void mma_stage(float (&acc)[kMBlocks][kAcc], const uint8_t *st, int w, bool first)
 {
@@ -209,13 +228,16 @@ __device__ __forceinline__ void mma_stage(float (&acc)[kMBlocks][kAcc], const ui
   wgmma_fence();
 #pragma unroll
   for (int mb = 0; mb < kMBlocks; ++mb) {
-    const uint64_t da = wgmma_desc_sw128(st + (w * kWgRows + mb * 64) * kSwizzle);
+    const uint64_t da = wgmma_desc_sw128(st + (first_row(w) + mb * 64) * kSwizzle);
 #pragma unroll
     for (int kk = 0; kk < kTileK / 16; ++kk)
       WGMMA(acc[mb], da + 2 * kk, db + 2 * kk, (first && kk == 0) ? 0 : 1);
   }
   wgmma_commit();
 }
+
+// Consumers that release each stage: all, or (ping-pong) the tile's one.
+constexpr int kReleasers = kPingPong ? 1 : kConsumers;
 
 // Releases a stage: one arrival per consumer warp, in this CTA and (the
 // peer's producer multicasts into it too) in the peer.
@@ -271,7 +293,7 @@ __device__ __forceinline__ void epilogue(const gemm_params &p, float (&acc)[kMBl
   const int lane = threadIdx.x % 32, wi = threadIdx.x / 32 % 4;
 #pragma unroll
   for (int mb = 0; mb < kMBlocks; ++mb) {
-    const int row0 = tm * kTileM + w * kWgRows + mb * 64 + wi * 16;
+    const int row0 = tm * kTileM + first_row(w) + mb * 64 + wi * 16;
 #pragma unroll
     for (int sl = 0; sl < kTileN / 32; ++sl) {
       __syncwarp();
@@ -296,8 +318,14 @@ __device__ __forceinline__ void epilogue(const gemm_params &p, float (&acc)[kMBl
   }
 }
 
-// A consumer warpgroup: every tile's k-loop, then its epilogue, while the
-// producer already fills the ring for the next tile.
+// Ping-pong turns: named barrier kTurn + w says "consumer w may start its
+// next k-loop"; the other consumer arrives on it after its own k-loop, when
+// there is a next tile.  Both consumers' 256 threads meet there.
+constexpr int kTurn = 1;
+
+// A consumer warpgroup: every tile's k-loop (ping-pong: every other tile's,
+// in turn with the other consumer), then its epilogue, while the producer
+// already fills the ring for the next tile.
 __device__ __forceinline__ void consume(const gemm_params &p, uint8_t *stages, float *epi, uint64_t *full,
                                         uint64_t *empty, int w, uint32_t rank)
 {
@@ -305,9 +333,17 @@ __device__ __forceinline__ void consume(const gemm_params &p, uint8_t *stages, f
   int s = 0;
   uint32_t phase = 0;
   float *stage = epi + (w * 4 + threadIdx.x / 32 % 4) * kEpiWarp;
-  for (int u = blockIdx.x / kCluster; u < p.units_m * p.units_n; u += gridDim.x / kCluster) {
+  const int units = p.units_m * p.units_n, step = gridDim.x / kCluster;
+  for (int u = blockIdx.x / kCluster, i = 0; u < units; u += step, ++i) {
+    if (kPingPong && i % 2 != w) {   // the other consumer's tile: skip its stages
+      const int at = s + p.k_tiles;
+      phase ^= (uint32_t)(at / kStages) & 1u;
+      s = at % kStages;
+      continue;
+    }
     int tm, tn;
     tile_of(p, u, rank, tm, tn);
+    if (kPingPong && i > 0) named_sync(kTurn + w, 256);
     int prev = -1;
     for (int kt = 0; kt < p.k_tiles; ++kt) {
       mbar_wait(&full[s], phase);
@@ -320,6 +356,7 @@ __device__ __forceinline__ void consume(const gemm_params &p, uint8_t *stages, f
       prev = s;
       if (++s == kStages) { s = 0; phase ^= 1; }
     }
+    if (kPingPong && u + step < units) named_arrive(kTurn + (w ^ 1), 256);
     wgmma_wait<0>();
     release(empty, prev, rank);
     epilogue(p, acc, stage, tm, tn, w);
@@ -336,7 +373,7 @@ gemm_tma(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtenso
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], kCluster * kConsumers * 4);
+      mbar_init(&empty[s], kCluster * kReleasers * 4);
     }
     mbar_fence_init();
   }
@@ -423,7 +460,7 @@ function M.source(p, variant)
     "namespace {\n",
     constants(p),
     "typedef c_t elem_t;\n" .. c.convert(),
-    ptx.helpers({ "SMEM", "MBARRIER", "ARRIVE", "TMA", "WGMMA", "CLUSTER" }),
+    ptx.helpers({ "SMEM", "MBARRIER", "ARRIVE", "TMA", "WGMMA", "NAMED", "CLUSTER" }),
     ptx.wgmma(p.tile_n, p.ab),
     kernel,
     launch.RAISE_SMEM,

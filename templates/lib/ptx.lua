@@ -111,6 +111,20 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(const void *tile)
 }
 ]]
 
+M.NAMED = [[
+// Named barrier `id` (1..15; 0 is __syncthreads'): wait until `threads`
+// threads, these among them, have come; or only count this warp in.
+__device__ __forceinline__ void named_sync(int id, int threads)
+{
+  asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void named_arrive(int id, int threads)
+{
+  asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory");
+}
+]]
+
 M.CLUSTER = [[
 // This CTA's rank in its cluster.
 __device__ __forceinline__ uint32_t cluster_rank()
@@ -197,7 +211,7 @@ __device__ __forceinline__ void wgmma_m64n%dk16(float (&d)[%d], uint64_t da, uin
 end
 
 -- The helpers named in `parts` (keys of this module: "SMEM", "MBARRIER",
--- "ARRIVE", "BULK", "TMA", "WGMMA", "CLUSTER"), in the order given.
+-- "ARRIVE", "BULK", "TMA", "WGMMA", "NAMED", "CLUSTER"), in the order given.
 function M.helpers(parts)
   local out = {}
   for _, k in ipairs(parts) do

@@ -1,7 +1,9 @@
 # tests/models/gemm_pipeline.py - a model of gemm_tma's mbarrier protocol
 # (templates/lib/gemm_tma.lua: produce, consume, release, the producer's tail),
 # run under random interleavings of the producer thread, the consumer warps
-# and TMA completions, for single CTAs and 2-CTA clusters with multicast.
+# and TMA completions, for single CTAs and 2-CTA clusters with multicast, and
+# for the ping-pong schedule (two consumers taking whole tiles in turn
+# through named barriers).
 # It checks what the GPU cannot show cheaply: no deadlock, no TMA write into
 # a stage a consumer still reads, no remote arrival or multicast into a CTA
 # that has exited.  It models the protocol, not the code: keep the two in
@@ -18,11 +20,18 @@ class Bar:
     def complete(s,b): s.tx-=b; s._chk()
     def ready(s,q): return (s.P%2)!=q
 
-def run(units, k_tiles, stages, cons, cluster, seed):
+class Named:   # bar.sync / bar.arrive over `count` warps
+    def __init__(s, count): s.count=count; s.arrived=0; s.gen=0
+    def arrive(s):
+        s.arrived+=1
+        if s.arrived==s.count: s.arrived=0; s.gen+=1
+
+def run(units, k_tiles, stages, cons, cluster, seed, pp=False, turns=True):
     rnd=random.Random(seed)
+    turn=[Named(8), Named(8)]   # turn[w]: consumer warpgroup w may start its next k-loop
     C=cluster; STAGE=2  # stage bytes: A part (1) + B part (1); shared operand split in halves 0.5 each
     full=[[Bar(1) for _ in range(stages)] for _ in range(C)]
-    empty=[[Bar(C*cons*4) for _ in range(stages)] for _ in range(C)]
+    empty=[[Bar(C*(1 if pp else cons)*4) for _ in range(stages)] for _ in range(C)]
     content=[[dict() for _ in range(stages)] for _ in range(C)]   # stage -> {part: item}
     reading=[[set() for _ in range(stages)] for _ in range(C)]    # warps reading stage
     exited=[False]*C
@@ -50,8 +59,14 @@ def run(units, k_tiles, stages, cons, cluster, seed):
                 s+=1
                 if s==stages: s=0; ph^=1
     def consumer(c,w):
-        s=0; ph=0
-        for u in my_units:
+        s=0; ph=0; wg=w//4
+        for i,u in enumerate(my_units):
+            if pp and i%2!=wg:   # the other consumer's tile: skip its stages
+                ph^=((s+k_tiles)//stages)&1; s=(s+k_tiles)%stages
+                continue
+            if pp and turns and i>0:
+                g=turn[wg].gen; turn[wg].arrive()
+                while turn[wg].gen==g: yield
             prev=None
             for kt in range(k_tiles):
                 while not full[c][s].ready(ph): yield
@@ -71,6 +86,7 @@ def run(units, k_tiles, stages, cons, cluster, seed):
                 prev=s
                 s+=1
                 if s==stages: s=0; ph^=1
+            if pp and turns and i+1<len(my_units): turn[wg^1].arrive()
             yield
             reading[c][prev].discard(w)
             empty[c][prev].arrive()
@@ -105,4 +121,6 @@ n=0
 for seed in range(300):
     for units,k_tiles,stages,cons,cluster in [(1,1,2,1,1),(3,5,4,2,1),(7,3,4,2,2),(2,1,5,1,2),(5,9,3,2,2),(1,2,4,2,2)]:
         run(units,k_tiles,stages,cons,cluster,seed); n+=1
+    for units,k_tiles,stages in [(6,1,2),(5,7,3),(8,2,5),(3,9,4),(9,4,4)]:
+        run(units,k_tiles,stages,2,1,seed,pp=True); n+=1
 print("ok", n, "runs")
