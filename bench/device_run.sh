@@ -8,6 +8,8 @@
 #   bash bench/device_run.sh first [quick]   build, test_gemm (each variant alone when it fails),
 #                                            test_gpu, gemm SASS, the gemm bench if time is left
 #   bash bench/device_run.sh measure [quick] rows, then gemm (every variant)
+#   bash bench/device_run.sh final           gemm triage and test_gemm, test_gpu split over
+#                                            processes, gemm and row variants, vs torch, in 540 s
 #   bash bench/device_run.sh all   [quick]   all three (only when they fit one call)
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
@@ -34,12 +36,12 @@ gemm_triage() {
   local t0=$(date +%s)
   names=$(awk -F'\t' '$2 == "gemm" { print $1 }' out/manifest.tsv)
   printf '%s\n' $names | xargs -P 12 -I{} sh -c \
-    'KITE_GEMM_SMALL=1 KITE_TEST_ONLY={} timeout 15 build/test_gemm >"$0/triage.{}.log" 2>&1; echo "{} rc=$?"' "$OUT" \
+    'KITE_GEMM_SMALL=1 KITE_TEST_ONLY={} timeout 15 build/test_gemm >"$0/triage.{}.log" 2>&1; echo "{} rc=$?"' /tmp \
     | sort >"$OUT/triage.txt"
   echo "---- gemm triage (small shapes, one process per variant): $(grep -c 'rc=0$' "$OUT/triage.txt") of $(wc -l <"$OUT/triage.txt") pass, $(( $(date +%s) - t0 )) s"
   grep -v 'rc=0$' "$OUT/triage.txt" | head -40
   for f in $(grep -v 'rc=0$' "$OUT/triage.txt" | head -3 | cut -d' ' -f1); do
-    echo "-- $f"; grep -E ":[EF]:|gemm variant" "$OUT/triage.$f.log" | cut -c1-300 | head -4
+    echo "-- $f"; grep -E ":[EF]:|gemm variant" "/tmp/triage.$f.log" | cut -c1-300 | head -4
   done
 }
 
@@ -64,6 +66,45 @@ first() {
     timeout 150 build/kite-bench gemm --quick --csv "$OUT/gemm.csv" >"$OUT/gemm.txt" 2>&1
     echo "kite-bench gemm --quick rc=$?"; cat "$OUT/gemm.txt"
   fi
+}
+
+# test_gpu split over processes (its cases are host-bound: float64 references
+# of up to 24 M values per variant): the variants of each op and dtype in one
+# process each, every other test case (Check's CK_RUN_CASE) in one each; all at
+# once, 300 s each.
+gpu_parallel() {
+  local t0=$(date +%s) parts="" op dt
+  for op in rmsnorm softmax cross_entropy; do for dt in bf16 f16 f32; do parts="$parts ${op}_${dt}_*"; done; done
+  set -f; printf '%s\n' $parts entry targets invalid launch huge | xargs -P 14 -I{} sh -c '
+    case "$1" in
+      *_*) CK_RUN_CASE=variants KITE_TEST_ONLY="$1" timeout 300 build/test_gpu >"/tmp/gpu.$(echo "$1" | tr -d "*").log" 2>&1 ;;
+      *) CK_RUN_CASE="$1" timeout 300 build/test_gpu >"/tmp/gpu.$1.log" 2>&1 ;;
+    esac
+    echo "$1 rc=$?"' sh {} | sort >"$OUT/gpu_parts.txt"; set +f
+  cat /tmp/gpu.*.log >"$OUT/gpu.log"
+  echo "---- test_gpu in $(wc -l <"$OUT/gpu_parts.txt") processes, $(( $(date +%s) - t0 )) s: $(grep -c 'rc=0$' "$OUT/gpu_parts.txt") exit 0"
+  grep -v 'rc=0$' "$OUT/gpu_parts.txt"
+  grep -E "^[0-9]+%: Checks" "$OUT/gpu.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "test_gpu: %d checks, %d failures, %d errors\n", c, f, e }'
+  grep -E ":[EF]:" "$OUT/gpu.log" | cut -c1-300 | head -12
+}
+
+# The last call of a session: what changed is checked, everything measured,
+# optional steps skipped when the call's 540 s would run out.
+final() {
+  gemm_triage
+  KITE_TEST_TIMEOUT=120 bash tests/run.sh build/test_gemm >"$OUT/gemm_test.log" 2>&1
+  echo "test_gemm: rc=$?"; grep -E "Checks|:[EF]:|stopped" "$OUT/gemm_test.log" | cut -c1-300 | head -8
+  gpu_parallel
+  left() { echo $(( 540 - ($(date +%s) - T0) )); }
+  local l=$(left); [ $l -gt 150 ] && l=150
+  timeout $l build/kite-bench gemm --variants --csv "$OUT/gemm.csv" >"$OUT/gemm.txt" 2>&1
+  echo "kite-bench gemm --variants rc=$? ($(left) s left)"
+  grep -E "^[0-9]+x[0-9]+x[0-9]+ +=|best variant|geomean|^# 8192" "$OUT/gemm.txt"
+  l=$(left); [ $l -gt 60 ] && l=60
+  timeout $l build/kite-bench --variants --csv "$OUT/variants.csv" >"$OUT/variants.txt" 2>&1
+  echo "kite-bench --variants rc=$? ($(left) s left)"; grep -vE "^(rmsnorm|softmax|cross_entropy) " "$OUT/variants.txt" | tail -3
+  PYTHONUNBUFFERED=1 timeout $(left) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -20 "$OUT/vs_torch.txt"
 }
 
 gpu() {
@@ -126,6 +167,7 @@ T0=$(date +%s)
 build
 case $stage in
   first) first ;;
+  final) final ;;
   gpu) gpu ;;
   tests) tests ;;
   rows) rows ;;
