@@ -9,7 +9,7 @@
 #                                            test_gpu, gemm SASS, the gemm bench if time is left
 #   bash bench/device_run.sh measure [quick] rows, then gemm (every variant)
 #   bash bench/device_run.sh final           gemm triage and test_gemm, test_gpu split over
-#                                            processes, gemm and row variants, vs torch, in 540 s
+#                                            processes, gemm and row variants, vs torch, in 500 s
 #   bash bench/device_run.sh all   [quick]   all three (only when they fit one call)
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
@@ -89,13 +89,13 @@ gpu_parallel() {
 }
 
 # The last call of a session: what changed is checked, everything measured,
-# optional steps skipped when the call's 540 s would run out.
+# optional steps cut short when the call's 500 s would run out.
 final() {
   gemm_triage
   KITE_TEST_TIMEOUT=120 bash tests/run.sh build/test_gemm >"$OUT/gemm_test.log" 2>&1
   echo "test_gemm: rc=$?"; grep -E "Checks|:[EF]:|stopped" "$OUT/gemm_test.log" | cut -c1-300 | head -8
   gpu_parallel
-  left() { echo $(( 540 - ($(date +%s) - T0) )); }
+  left() { echo $(( 500 - ($(date +%s) - T0) )); }
   local l=$(left); [ $l -gt 150 ] && l=150
   timeout $l build/kite-bench gemm --variants --csv "$OUT/gemm.csv" >"$OUT/gemm.txt" 2>&1
   echo "kite-bench gemm --variants rc=$? ($(left) s left)"
