@@ -18,7 +18,9 @@
 #endif
 
 #include <check.h>
+#include <execinfo.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +61,26 @@
 
 /* 1 if device 0 exists and is compute capability 9.0 (what kite's sm_90a
    code runs on); else 0 with the reason in why. */
+/* A crash (CK_NOFORK: it ends the whole binary) prints the stack first, as
+   return addresses that `addr2line -f -e <binary>` names. */
+static inline void kt_crash(int sig)
+{
+  void *frames[48];
+  const int n = backtrace(frames, 48);
+  static const char head[] = "kite tests: crashed; stack:\n";
+  if (write(2, head, sizeof head - 1) < 0) { /* nothing more to do */ }
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static inline void kt_backtrace_on_crash(void)
+{
+  signal(SIGSEGV, kt_crash);
+  signal(SIGBUS, kt_crash);
+  signal(SIGABRT, kt_crash);
+}
+
 static inline int kt_gpu_usable(char *why, size_t len)
 {
   int n = 0, major = 0, minor = 0;

@@ -251,6 +251,9 @@ static kite_status gc_call(const gcase *g)
 static void gc_run(const gcase *g)
 {
   char where[320];
+  /* the data was written on the legacy default stream, which a non-blocking
+     stream does not wait for */
+  KT_CUDA_CHECK(cudaDeviceSynchronize());
   const uint64_t before = kite__launch_count();
   const kite_status s = gc_call(g);
   ck_assert_msg(s == KITE_OK, "%s: %s (%s)", gc_name(g, where, sizeof where), kite_status_str(s), kite_last_error());
@@ -472,6 +475,7 @@ int main(void)
   }
   if (nmissing) printf("KITE_SKIPPED: %d (kite_gemm: no gemm variants for %s)\n", nmissing, missing);
   kt_seed();
+  kt_backtrace_on_crash();
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_ENV);

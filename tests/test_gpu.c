@@ -236,6 +236,9 @@ static kite_status rc_call(const rowcase *c)
 
 static void rc_run(const rowcase *c)
 {
+  /* the data was written on the legacy default stream, which a non-blocking
+     stream does not wait for */
+  KT_CUDA_CHECK(cudaDeviceSynchronize());
   const uint64_t before = kite__launch_count();
   const kite_status s = rc_call(c);
   ck_assert_msg(s == KITE_OK, "%s %s M=%lld N=%lld via %s: %s (%s)", op_names[c->op], kt_dtype_name(c->dt),
@@ -1037,6 +1040,7 @@ int main(void)
     return EXIT_SUCCESS;
   }
   kt_seed();
+  kt_backtrace_on_crash();
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_ENV);
