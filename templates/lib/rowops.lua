@@ -116,9 +116,12 @@ end
 -- cross-entropy ran faster with one row block per CTA and more CTAs),
 -- shared_w when resident variants keep w in shared memory.
 M.OPS = {
-  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, pipe_first = 2, shared_w = true },
-  softmax = { two_pass = true, stream_operands = 1, pipe_first = 1 },
-  cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024, pipe_first = 1 },
+  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, pipe_first = 2, shared_w = true,
+              bulk_first = { from = 1, to = 16384, pipe = 4 } },
+  softmax = { two_pass = true, stream_operands = 1, pipe_first = 1,
+              bulk_first = { from = 16384, to = 16384, pipe = 2 } },
+  cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024, pipe_first = 1,
+                    bulk_first = { from = 16384, to = 16384, pipe = 2 } },
 }
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
@@ -171,25 +174,43 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 -- Dispatch metadata: the N range, the alignment the variant needs of every
 -- pointer and row stride, and its rank (lower is preferred when several fit;
 -- among equal ranks the runtime takes the smallest n_max).  The ranks follow
--- what kite-bench --variants measured on an H200 (bench/RESULTS.md, run 3):
---   0, 1  resident rows, the op's faster pipelining choice first (opts.pipe_first)
---   2     streaming rows (16-byte accesses)
---   3     resident rows of 1024 threads: slower than streaming where both fit
---   4     element-wise streaming, for unaligned data
---   5     staged rows (bulk, stream): not measured yet, so never preferred
+-- what kite-bench --variants measured on an H200 (bf16, bench/RESULTS.md,
+-- session 3 run 3):
+--   0  bulk rows of opts.bulk_first's pipe depth whose chunk holds from .. to
+--      elements (rmsnorm: up to 16384, 4 stages; softmax and cross-entropy:
+--      16384 exactly, 2 stages: shorter rows ran faster in registers, and
+--      the longer chunk was slower where measured); otherwise the resident
+--      rows of the op's faster pipelining choice (opts.pipe_first)
+--   1  the other resident rows, and those the bulk rows above replace
+--   2  streamed rows (stream mode, 2 stages, the op's row cache)
+--   3  streaming rows by plain loads (16-byte accesses)
+--   4  resident rows of 1024 threads: slower than streaming where both fit
+--   5  element-wise streaming, for unaligned data
+--   6  the other staged rows: measured slower, never preferred
+local function bulk_first(p, opts)
+  local c = M.chunk(p)
+  return c >= opts.bulk_first.from and c <= opts.bulk_first.to
+end
+
 function M.meta(p, opts)
   local size = dtypes[p.dtype].size
-  if M.staged(p) then
-    return { n_min = 1, n_max = p.mode == "bulk" and M.chunk(p) or M.N_MAX, align = 16, rank = 5 }
+  if p.mode == "bulk" then
+    local first = bulk_first(p, opts) and p.pipe == opts.bulk_first.pipe
+    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = first and 0 or 6 }
+  end
+  if p.mode == "stream" then
+    local cache = opts.two_pass and 3 or 0
+    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = (p.pipe == 2 and p.cache == cache) and 2 or 6 }
   end
   if p.mode == "reg" then
-    local rank = p.threads == 1024 and 3 or (p.pipe == opts.pipe_first and 0 or 1)
+    local rank = p.threads == 1024 and 4 or (p.pipe == opts.pipe_first and 0 or 1)
+    if rank == 0 and bulk_first(p, opts) then rank = 1 end
     return { n_min = 1, n_max = M.chunk(p), align = 16, rank = rank }
   end
   if p.access == "v16" then
-    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 2 }
+    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 3 }
   end
-  return { n_min = 1, n_max = M.N_MAX, align = size, rank = 4 }
+  return { n_min = 1, n_max = M.N_MAX, align = size, rank = 5 }
 end
 
 M.PIPE_BYTES = 64   -- most data a pipelining thread holds: more spills at 64 registers
