@@ -150,31 +150,6 @@ static struct kite_tmap_entry *kite_tmap_slot(const struct kite_tmap_key *k, int
   return old;
 }
 
-/* Copies the cached map of k into map; 0 on a miss. */
-static int kite_tmap_get(const struct kite_tmap_key *k, void *map)
-{
-  int hit;
-  pthread_mutex_lock(&kite_tmap_lock);
-  struct kite_tmap_entry *e = kite_tmap_slot(k, &hit);
-  if (hit) {
-    memcpy(map, &e->map, sizeof e->map);
-    e->used = ++kite_tmap_tick;
-  }
-  pthread_mutex_unlock(&kite_tmap_lock);
-  return hit;
-}
-
-static void kite_tmap_put(const struct kite_tmap_key *k, const CUtensorMap *map)
-{
-  int hit;
-  pthread_mutex_lock(&kite_tmap_lock);
-  struct kite_tmap_entry *e = kite_tmap_slot(k, &hit);   /* another thread may have put it */
-  e->map = *map;
-  e->key = *k;
-  e->used = ++kite_tmap_tick;
-  pthread_mutex_unlock(&kite_tmap_lock);
-}
-
 /* ---- encoding ------------------------------------------------------------------- */
 
 static cudaError_t kite_tmap_encode(const struct kite_tmap_key *k, CUtensorMap *map)
@@ -199,11 +174,24 @@ cudaError_t kite__tmap_2d(void *map, kite_dtype dtype, const void *base, int64_t
   if (!map || !kite_tmap_valid(&k)) return cudaErrorInvalidValue;
   cudaError_t e = cudaGetDevice(&k.device);
   if (e != cudaSuccess) return e;
-  if (kite_tmap_get(&k, map)) return cudaSuccess;
-  CUtensorMap fresh;
-  memset(&fresh, 0, sizeof fresh);   /* every byte defined, whatever the driver leaves */
-  if ((e = kite_tmap_encode(&k, &fresh)) != cudaSuccess) return e;
-  kite_tmap_put(&k, &fresh);
-  memcpy(map, &fresh, sizeof fresh);
-  return cudaSuccess;
+  /* A miss encodes under the lock: one encode per key however many threads
+     miss at once, and the driver's encoder is never entered concurrently. */
+  int hit;
+  pthread_mutex_lock(&kite_tmap_lock);
+  struct kite_tmap_entry *slot = kite_tmap_slot(&k, &hit);
+  if (!hit) {
+    CUtensorMap fresh;
+    memset(&fresh, 0, sizeof fresh);   /* every byte defined, whatever the driver leaves */
+    e = kite_tmap_encode(&k, &fresh);
+    if (e == cudaSuccess) {
+      slot->map = fresh;
+      slot->key = k;
+    }
+  }
+  if (e == cudaSuccess) {
+    slot->used = ++kite_tmap_tick;
+    memcpy(map, &slot->map, sizeof slot->map);
+  }
+  pthread_mutex_unlock(&kite_tmap_lock);
+  return e;
 }
