@@ -14,11 +14,15 @@
  *             space.lua's globals) or function(p) -> string; the result
  *             must match ^[A-Za-z0-9_]+$ and be unique across all ops
  *   meta      function(p) -> {n_min=, n_max=, align=, rank=, tile_m=,
- *             tile_n=, dtype=, dtype_out=}: integers 0 <= n_min <= n_max,
- *             1 <= align < 2^31, rank an int32 (default 0), tile_m and
- *             tile_n (the output tile of a gemm-like op) in [0, 2^31)
- *             (default 0); dtype (default p.dtype) and dtype_out (default
- *             dtype) one of bf16, f16, f32, e4m3; no other fields
+ *             tile_n=, eff=, cost_k=, dtype=, dtype_out=}: integers
+ *             0 <= n_min <= n_max, 1 <= align < 2^31, rank an int32
+ *             (default 0), tile_m and tile_n (the output tile of a
+ *             gemm-like op) in [0, 2^31) (default 0), eff (per-mille
+ *             throughput the gemm heuristic assumes) in [1, 1000]
+ *             (default 1000), cost_k (the K-equivalent of a tile's work
+ *             outside its k-loop) in [0, 2^31) (default 0); dtype (default
+ *             p.dtype) and dtype_out (default dtype) one of bf16, f16, f32,
+ *             e4m3; no other fields
  * Points: axes sorted by name, the last varying fastest, values in array
  * order; p is a fresh table {axis = value} for every call.
  *
@@ -26,7 +30,7 @@
  * axes (axis names, sorted), vals (private copies of the value arrays, in
  * the same order), valid, name, namepat (name is a compiled pattern), meta,
  * env (space.lua's environment).  A variant record holds: name, op, dtype,
- * dtype_out, n_min, n_max, align, rank, tile_m, tile_n, params ("a=1 b=x"), pt (its point),
+ * dtype_out, n_min, n_max, align, rank, tile_m, tile_n, eff, cost_k, params ("a=1 b=x"), pt (its point),
  * space. */
 #include <stdarg.h>
 #include <stdint.h>
@@ -98,7 +102,7 @@ static const char *const kg_fields[] = {
 
 static const char *const kg_metafields[] = {
   "n_min", "n_max", "align", "rank", "dtype", "dtype_out", "tile_m",
-  "tile_n", NULL
+  "tile_n", "eff", "cost_k", NULL
 };
 
 /* Refuses keys of table t not in list; what names the table. */
@@ -321,12 +325,13 @@ static void kg_params(lua_State *L, kg_sp *sp, int pt) {
 static const struct {
   const char *field;
   int required;
-  lua_Integer lo, hi;
+  lua_Integer lo, hi, dflt;   /* dflt: the value when absent (not required) */
 } kg_metaints[] = {
-  {"n_min", 1, 0, LUA_MAXINTEGER}, {"n_max", 1, 0, LUA_MAXINTEGER},
-  {"align", 1, 1, INT32_MAX}, {"rank", 0, INT32_MIN, INT32_MAX},
-  {"tile_m", 0, 0, INT32_MAX}, {"tile_n", 0, 0, INT32_MAX},
-  {NULL, 0, 0, 0}
+  {"n_min", 1, 0, LUA_MAXINTEGER, 0}, {"n_max", 1, 0, LUA_MAXINTEGER, 0},
+  {"align", 1, 1, INT32_MAX, 0}, {"rank", 0, INT32_MIN, INT32_MAX, 0},
+  {"tile_m", 0, 0, INT32_MAX, 0}, {"tile_n", 0, 0, INT32_MAX, 0},
+  {"eff", 0, 1, 1000, 1000}, {"cost_k", 0, 0, INT32_MAX, 0},
+  {NULL, 0, 0, 0, 0}
 };
 
 /* Copies the integers of meta table m into variant record v. */
@@ -336,7 +341,7 @@ static void kg_metaint(lua_State *L, kg_sp *sp, int m, int v) {
   for (i = 0; kg_metaints[i].field; i++) {
     ty = lua_getfield(L, m, kg_metaints[i].field);
     ok = ty == LUA_TNIL && !kg_metaints[i].required;
-    x = ty == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
+    x = ty == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : kg_metaints[i].dflt;
     if (!ok || x < kg_metaints[i].lo || x > kg_metaints[i].hi)
       kg_sperror(L, sp, "meta(p).%s must be an integer in [%I, %I] "
                  "(variant %s)", kg_metaints[i].field, kg_metaints[i].lo,

@@ -45,6 +45,7 @@ static void kg_row(lua_State *L, int v, int kind) {
   lua_Integer lo = kg_int(L, v, "n_min"), hi = kg_int(L, v, "n_max");
   lua_Integer align = kg_int(L, v, "align"), rank = kg_int(L, v, "rank");
   lua_Integer tm = kg_int(L, v, "tile_m"), tn = kg_int(L, v, "tile_n");
+  lua_Integer eff = kg_int(L, v, "eff"), ck = kg_int(L, v, "cost_k");
   const char *name, *op, *dt, *dto, *params;
   lua_getfield(L, v, "name");
   lua_getfield(L, v, "op");
@@ -57,15 +58,16 @@ static void kg_row(lua_State *L, int v, int kind) {
   dto = lua_tostring(L, top + 4);
   params = lua_tostring(L, top + 5);
   if (kind == KG_MANIFEST)
-    lua_pushfstring(L, "%s\t%s\t%s\t%s\t%I\t%I\t%I\t%I\t%I\t%I\t%s\n", name, op,
-                    dt, dto, lo, hi, align, rank, tm, tn, params);
+    lua_pushfstring(L, "%s\t%s\t%s\t%s\t%I\t%I\t%I\t%I\t%I\t%I\t%I\t%I\t%s\n",
+                    name, op, dt, dto, lo, hi, align, rank, tm, tn, eff, ck, params);
   else if (kind == KG_DECL)
     lua_pushfstring(L, "cudaError_t kite_v_%s(const void *args, "
                     "cudaStream_t stream);\n", name);
   else
     lua_pushfstring(L, "  {\"%s\", \"%s\", %s, %s, %I, %I, %I, %I, %I, %I, "
-                    "kite_v_%s},\n", name, op, kg_dtype_enum(dt),
-                    kg_dtype_enum(dto), lo, hi, align, rank, tm, tn, name);
+                    "%I, %I, kite_v_%s},\n", name, op, kg_dtype_enum(dt),
+                    kg_dtype_enum(dto), lo, hi, align, rank, tm, tn, eff, ck,
+                    name);
   lua_replace(L, top + 1);
   lua_settop(L, top + 1);
 }
@@ -86,7 +88,7 @@ void kg_write_manifest(lua_State *L, int variants) {
   variants = lua_absindex(L, variants);
   luaL_buffinit(L, &b);
   luaL_addstring(&b, "name\top\tdtype\tdtype_out\tn_min\tn_max\talign\trank\t"
-                 "tile_m\ttile_n\tparams\n");
+                 "tile_m\ttile_n\teff\tcost_k\tparams\n");
   kg_rows(L, &b, variants, KG_MANIFEST);
   luaL_pushresult(&b);
 }

@@ -102,6 +102,8 @@ typedef struct kite_variant_info {
                             (for gemm: A, B, lda, ldb; C needs its element size) */
   int32_t rank;          /* dispatch preference among variants that fit; lower first */
   int32_t tile_m, tile_n;   /* the output tile of a gemm variant (0 for row ops) */
+  int32_t eff;           /* gemm: per-mille throughput the dispatch heuristic assumes */
+  int32_t cost_k;        /* gemm: a tile's work outside its k-loop (epilogue), in units of K */
 } kite_variant_info;
 
 /* Number of variants in the generated table. */

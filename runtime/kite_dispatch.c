@@ -133,6 +133,8 @@ kite_status kite_variant_get(int32_t i, kite_variant_info *info)
   info->dtype_out = v->dtype_out;
   info->tile_m = v->tile_m;
   info->tile_n = v->tile_n;
+  info->eff = v->eff;
+  info->cost_k = v->cost_k;
   info->n_min = v->n_min;
   info->n_max = v->n_max;
   info->align = v->align;

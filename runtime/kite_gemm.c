@@ -3,12 +3,14 @@
  * Dispatch heuristic (until measured rules replace it): a kernel runs its
  * output tiles in waves of one tile per SM, so a variant's time is estimated
  * as
- *     cost = waves * tile_m * tile_n / efficiency(tile_m * tile_n),
+ *     cost = waves * tile_m * tile_n * (K + cost_k) / eff,
  *     waves = ceil(ceil(M / tile_m) * ceil(N / tile_n) / sms),
- * where efficiency (kite_gemm_efficiency) grows with the tile's area: a
- * bigger tile reuses every loaded element of A and B more.  The least cost
- * wins; equal costs go to the lower rank, then the smaller name, so the
- * choice is deterministic.  K is the same for every variant and drops out. */
+ * where eff (per mille) and cost_k come with each variant from its
+ * template: eff is its throughput relative to the best (a bigger tile
+ * reuses every loaded element of A and B more), cost_k the part of a
+ * tile's time outside its k-loop (an epilogue that the schedule does not
+ * hide), in units of K.  The least cost wins; equal costs go to the lower
+ * rank, then the smaller name, so the choice is deterministic. */
 #include <stdio.h>
 #include <string.h>
 
@@ -95,19 +97,6 @@ static int32_t kite_gemm_align(const kite_gemm_args *a, int esab)
 
 /* ---- the heuristic -------------------------------------------------------------------- */
 
-/* Per-mille efficiency of a tile of area output elements: a guess, to be
-   replaced by measurements.  It stops growing at 128x256, where register
-   and shared-memory pressure take back what reuse gains. */
-static int kite_gemm_efficiency(int64_t area)
-{
-  if (area >= 128 * 256) return 1000;
-  if (area >= 128 * 192) return 950;
-  if (area >= 128 * 128) return 850;
-  if (area >= 64 * 128) return 700;
-  if (area >= 64 * 64) return 550;
-  return 400;
-}
-
 /* Waves of v's tiles over an M x N output on sms SMs; *tiles gets the tile count. */
 static int64_t kite_gemm_waves(const struct kite_variant *v, int64_t M, int64_t N, int sms, int64_t *tiles)
 {
@@ -116,12 +105,17 @@ static int64_t kite_gemm_waves(const struct kite_variant *v, int64_t M, int64_t 
   return (*tiles - 1) / (sms < 1 ? 1 : sms) + 1;
 }
 
-static double kite_gemm_cost(const struct kite_variant *v, int64_t M, int64_t N, int sms)
+/* The time model: every wave costs one tile's work, area x (K + cost_k),
+   at the variant's efficiency.  Both numbers come from the template (its
+   meta, from measurements: templates/lib/gemm_tma.lua), so that the tile
+   size, the schedule (an epilogue hidden or not) and the kind weigh in
+   the same way. */
+static double kite_gemm_cost(const struct kite_variant *v, int64_t M, int64_t N, int64_t K, int sms)
 {
   int64_t tiles;
-  const int64_t area = (int64_t)v->tile_m * v->tile_n;
-  return (double)kite_gemm_waves(v, M, N, sms, &tiles) * (double)area * 1000.0 /
-         kite_gemm_efficiency(area);
+  const double area = (double)v->tile_m * v->tile_n;
+  const int eff = v->eff > 0 ? v->eff : 1000;
+  return (double)kite_gemm_waves(v, M, N, sms, &tiles) * area * ((double)K + v->cost_k) * 1000.0 / eff;
 }
 
 static int kite_gemm_fits(const struct kite_variant *v, kite_dtype ab, kite_dtype c, int32_t align)
@@ -142,13 +136,12 @@ const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32
                                            kite_dtype c, int64_t M, int64_t N, int64_t K,
                                            int32_t align, int sms)
 {
-  (void)K;
   const struct kite_variant *best = NULL;
   double best_cost = 0;
   for (int32_t i = 0; i < n; i++) {
     const struct kite_variant *v = &tab[i];
     if (!kite_gemm_fits(v, ab, c, align)) continue;
-    const double cost = kite_gemm_cost(v, M, N, sms);
+    const double cost = kite_gemm_cost(v, M, N, K, sms);
     if (!best || kite_gemm_better(v, cost, best, best_cost)) {
       best = v;
       best_cost = cost;
@@ -211,10 +204,11 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s -> %s", d, d);
   int64_t tiles;
   const int64_t waves = kite_gemm_waves(v, M, N, sms, &tiles);
-  snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area / efficiency; "
-           "tile %dx%d, %lld tile%s, %lld wave%s on %d SMs%s; assumes 16-byte-aligned A, B and strides, "
-           "C of the same dtype as A and B)", d, (long long)M, (long long)N, (long long)K, v->name,
-           (int)v->tile_m, (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms,
-           have_sms ? "" : " (assumed: no device)");
+  snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area * (K + cost_k) / "
+           "efficiency; tile %dx%d, %lld tile%s, %lld wave%s on %d SMs%s, efficiency %d/1000, cost_k %d; "
+           "assumes 16-byte-aligned A, B and strides, C of the same dtype as A and B)", d, (long long)M,
+           (long long)N, (long long)K, v->name, (int)v->tile_m, (int)v->tile_n, (long long)tiles,
+           tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms, have_sms ? "" : " (assumed: no device)",
+           (int)v->eff, (int)v->cost_k);
   return KITE_OK;
 }

@@ -28,6 +28,8 @@ struct kite_variant {
                             (gemm: A, B, lda, ldb; C needs only its element) */
   int32_t rank;          /* heuristic preference among fits; lower first    */
   int32_t tile_m, tile_n;   /* output tile of a gemm variant; 0 for row ops */
+  int32_t eff;           /* gemm: per-mille throughput the heuristic assumes */
+  int32_t cost_k;        /* gemm: a tile's work outside its k-loop, in K    */
   kite_launch_fn launch;
 };
 

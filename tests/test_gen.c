@@ -412,10 +412,10 @@ START_TEST(test_only) {
   ck_assert_int_eq(nfiles(out), 4);
   s = slurp(cat(out, "manifest.tsv"));
   ck_assert_str_eq(s, "name\top\tdtype\tdtype_out\tn_min\tn_max\talign\trank\ttile_m\t"
-                      "tile_n\tparams\n"
-                      "alpha_bf16_t256\talpha\tbf16\tbf16\t1\t2048\t16\t0\t0\t0\t"
+                      "tile_n\teff\tcost_k\tparams\n"
+                      "alpha_bf16_t256\talpha\tbf16\tbf16\t1\t2048\t16\t0\t0\t0\t1000\t0\t"
                       "dtype=bf16 threads=256\n"
-                      "alpha_bf16_t128\talpha\tbf16\tbf16\t1\t1024\t16\t0\t0\t0\t"
+                      "alpha_bf16_t128\talpha\tbf16\tbf16\t1\t1024\t16\t0\t0\t0\t1000\t0\t"
                       "dtype=bf16 threads=128\n");
   free(s);
   s = slurp(cat(out, "kite_table.c"));
@@ -583,6 +583,8 @@ static const char *const errors[][2] = {
                 "must be one of bf16, f16, f32, e4m3 (variant bad_int8)"},
   {"err_dtype_out", "err_dtype_out/bad/space.lua: meta(p).dtype_out must be "
                     "one of bf16, f16, f32, e4m3 (variant bad_bf16_int8)"},
+  {"err_eff", "err_eff/bad/space.lua: meta(p).eff must be an integer in "
+              "[1, 1000] (variant bad_0)"},
   {"err_field", "err_field/bad/space.lua: the returned table has unknown "
                 "field 'vaild'"},
   {"err_opname", "err_opname/bad/space.lua: op is 'good' but the folder is "

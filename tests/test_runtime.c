@@ -856,7 +856,11 @@ static cudaError_t stub_launch(const void *args, cudaStream_t stream)
 
 #define SV(nm, ab_, c_, al, rk, tm, tn)                                                             \
   { .name = nm, .op = "gemm", .dtype = ab_, .dtype_out = c_, .n_min = 1, .n_max = INT32_MAX,      \
-    .align = al, .rank = rk, .tile_m = tm, .tile_n = tn, .launch = stub_launch }
+    .align = al, .rank = rk, .tile_m = tm, .tile_n = tn, .eff = 1000, .launch = stub_launch }
+/* ... with the heuristic's efficiency (per mille) and cost_k */
+#define SVE(nm, ab_, c_, al, rk, tm, tn, ef, ck)                                                    \
+  { .name = nm, .op = "gemm", .dtype = ab_, .dtype_out = c_, .n_min = 1, .n_max = INT32_MAX,      \
+    .align = al, .rank = rk, .tile_m = tm, .tile_n = tn, .eff = ef, .cost_k = ck, .launch = stub_launch }
 
 typedef struct gemm_case {
   kite_dtype ab, c;
@@ -1084,15 +1088,17 @@ END_TEST
 /* ---- the gemm heuristic on synthetic tables --------------------------------------- */
 
 static const struct kite_variant pick_tab[] = {
-  SV("gemm_t_128x256", KITE_BF16, KITE_BF16, 16, 0, 128, 256),
-  SV("gemm_t_128x128", KITE_BF16, KITE_BF16, 16, 0, 128, 128),
-  SV("gemm_t_64x128", KITE_BF16, KITE_BF16, 16, 0, 64, 128),
-  SV("gemm_t_64x64", KITE_BF16, KITE_BF16, 16, 0, 64, 64),
-  SV("gemm_s_64x64", KITE_BF16, KITE_BF16, 2, 1, 64, 64),
-  SV("gemm_s_128x128", KITE_BF16, KITE_BF16, 2, 1, 128, 128),
-  SV("gemm_h_128x256", KITE_F16, KITE_F16, 16, 0, 128, 256),
-  SV("gemm_c_128x256", KITE_BF16, KITE_F32, 16, 0, 128, 256),
-  SV("gemm_e_128x192", KITE_BF16, KITE_BF16, 8, 0, 128, 192),
+  /* the efficiencies and cost_k of templates/lib/gemm_tma.lua */
+  SVE("gemm_t_128x256", KITE_BF16, KITE_BF16, 16, 0, 128, 256, 1000, 448),
+  SVE("gemm_t_128x128", KITE_BF16, KITE_BF16, 16, 0, 128, 128, 965, 448),
+  SVE("gemm_p_128x128", KITE_BF16, KITE_BF16, 16, 1, 128, 128, 945, 192),
+  SVE("gemm_t_64x128", KITE_BF16, KITE_BF16, 16, 0, 64, 128, 645, 448),
+  SVE("gemm_t_64x64", KITE_BF16, KITE_BF16, 16, 0, 64, 64, 395, 448),
+  SVE("gemm_s_64x64", KITE_BF16, KITE_BF16, 2, 1, 64, 64, 120, 0),
+  SVE("gemm_s_128x128", KITE_BF16, KITE_BF16, 2, 1, 128, 128, 200, 0),
+  SVE("gemm_h_128x256", KITE_F16, KITE_F16, 16, 0, 128, 256, 1000, 448),
+  SVE("gemm_c_128x256", KITE_BF16, KITE_F32, 16, 0, 128, 256, 1000, 448),
+  SVE("gemm_e_128x192", KITE_BF16, KITE_BF16, 8, 0, 128, 192, 975, 448),
   { .name = "softmax_bf16_x", .op = "softmax", .dtype = KITE_BF16, .dtype_out = KITE_BF16, .n_min = 1,
     .n_max = INT32_MAX, .align = 2, .rank = 0, .tile_m = 0, .tile_n = 0, .launch = stub_launch },
 };
@@ -1135,27 +1141,37 @@ START_TEST(gemm_pick_filters_dtype_and_alignment)
 }
 END_TEST
 
+static const struct kite_variant *pickk(int64_t M, int64_t N, int64_t K, int32_t align, int sms)
+{
+  return kite__gemm_pick(pick_tab, PICK_N, KITE_BF16, KITE_BF16, M, N, K, align, sms);
+}
+
 START_TEST(gemm_pick_heuristic_choices)
 {
   /* large square: many waves of any tile, so the most efficient tile */
-  PICKED(pick(KITE_BF16, KITE_BF16, 8192, 8192, 16, 132), "gemm_t_128x256");
-  PICKED(pick(KITE_BF16, KITE_BF16, 4096, 4096, 16, 114), "gemm_t_128x256");
-  /* tiny M: one wave whatever the tile, so the smallest tile; of the two
-     64x64 variants (equal cost) the lower rank */
-  PICKED(pick(KITE_BF16, KITE_BF16, 16, 4096, 16, 132), "gemm_t_64x64");
-  PICKED(pick(KITE_BF16, KITE_BF16, 1, 1, 16, 132), "gemm_t_64x64");
-  ck_assert_int_eq(pick(KITE_BF16, KITE_BF16, 16, 4096, 2, 132)->tile_m, 64);
+  PICKED(pickk(8192, 8192, 8192, 16, 132), "gemm_t_128x256");
+  /* long K: the epilogue is a small share, so cooperative 128x256 beats the
+     ping-pong 128x128 that hides it (16 waves against 32) */
+  PICKED(pickk(16384, 4096, 14336, 16, 132), "gemm_t_128x256");
+  /* short K: the hidden epilogue wins (2 waves of ping-pong 128x128 against
+     one of 128x256 or two of cooperative 128x128) */
+  PICKED(pickk(2048, 2048, 2048, 16, 132), "gemm_p_128x128");
+  PICKED(pickk(8192, 8192, 1024, 16, 132), "gemm_p_128x128");
+  /* tiny M: one wave whatever the tile, so the smallest tile */
+  PICKED(pickk(16, 4096, 4096, 16, 132), "gemm_t_64x64");
+  PICKED(pickk(1, 1, 4096, 16, 132), "gemm_t_64x64");
+  ck_assert_int_eq(pickk(16, 4096, 4096, 2, 132)->tile_m, 64);
   /* 1152 x 1152 on 132 SMs: 45 tiles of 128x256 or 81 of 128x128, both one
      wave; the smaller tile spreads over more SMs */
-  PICKED(pick(KITE_BF16, KITE_BF16, 1152, 1152, 16, 132), "gemm_t_128x128");
+  PICKED(pickk(1152, 1152, 4096, 16, 132), "gemm_p_128x128");
   /* one SM: every tile runs one after another, so efficiency alone decides */
-  PICKED(pick(KITE_BF16, KITE_BF16, 8192, 8192, 16, 1), "gemm_t_128x256");
+  PICKED(pickk(8192, 8192, 8192, 16, 1), "gemm_t_128x256");
   /* sms <= 0 is taken as 1 rather than crashing */
-  PICKED(pick(KITE_BF16, KITE_BF16, 8192, 8192, 16, 0), "gemm_t_128x256");
+  PICKED(pickk(8192, 8192, 8192, 16, 0), "gemm_t_128x256");
   /* 2-byte-aligned data: the best of the align-2 variants */
-  PICKED(pick(KITE_BF16, KITE_BF16, 8192, 8192, 2, 132), "gemm_s_128x128");
-  /* 8-byte-aligned: 128x192 (21 waves at efficiency 0.95) beats 128x128 (32 at 0.85) */
-  PICKED(pick(KITE_BF16, KITE_BF16, 8192, 8192, 8, 132), "gemm_e_128x192");
+  PICKED(pickk(8192, 8192, 8192, 2, 132), "gemm_s_128x128");
+  /* 8-byte-aligned: 128x192 (21 waves at 0.975) beats 128x128 (32 at 0.965) */
+  PICKED(pickk(8192, 8192, 8192, 8, 132), "gemm_e_128x192");
 }
 END_TEST
 
@@ -1186,7 +1202,7 @@ START_TEST(gemm_pick_is_deterministic)
       int32_t n = 0;
       for (int32_t i = PICK_N - 1; i >= 0; i--)   /* reversed, without drop */
         if (i != drop) sub[n++] = pick_tab[i];
-      const struct kite_variant *v = kite__gemm_pick(sub, n, KITE_BF16, KITE_BF16, M, N, 1, align, sms);
+      const struct kite_variant *v = kite__gemm_pick(sub, n, KITE_BF16, KITE_BF16, M, N, 512, align, sms);
       if (&pick_tab[drop] == full) continue;
       ck_assert_msg(v && strcmp(v->name, full->name) == 0, "M=%lld N=%lld sms=%d align %d: %s, without %s: %s",
                     (long long)M, (long long)N, sms, (int)align, full->name, pick_tab[drop].name,

@@ -29,8 +29,12 @@ function M.name(p)
 end
 
 function M.meta(p)
+  -- eff: the dispatched simple variant ran at 0.12-0.41 of the best tma
+  -- variant (RESULTS.md), so it is picked only where no tma variant fits;
+  -- the 64x64 tile, not measured on its own, is assumed to reuse less
+  local eff = p.tile_m * p.tile_n >= 128 * 128 and 200 or 120
   return { n_min = 1, n_max = 0x7fffffff, align = dtypes[p.ab].size, rank = 10,
-           tile_m = p.tile_m, tile_n = p.tile_n, dtype = p.ab, dtype_out = p.c }
+           tile_m = p.tile_m, tile_n = p.tile_n, eff = eff, dtype = p.ab, dtype_out = p.c }
 end
 
 -- The kernel and its launcher: the same text for every variant, after the

@@ -93,13 +93,35 @@ end
 -- reads the N range of row ops only, but tools that filter by it see all.
 local N_ANY = 0x7fffffff
 
--- Rank: clusters and ping-pong after cooperative single CTAs until a
--- measurement says otherwise (the tile heuristic ties them; the rank breaks
--- the tie).
+-- What the dispatch heuristic assumes (runtime/kite_gemm.c: a tile costs
+-- area x (K + cost_k) / eff).  eff: per-mille throughput of a cooperative
+-- single-CTA tile at 8192^3 against the best one, cost_k: the epilogue the
+-- schedule leaves exposed, in units of K; both fitted to kite-bench gemm
+-- --variants on an H200 (bench/RESULTS.md, session 3 runs 2 and 3).
+-- Ping-pong tiles not measured take 90% of the cooperative figure; clusters
+-- ran at 0.55-0.72 of the best.
+M.EFF = {
+  ["128x256"] = 1000, ["256x128"] = 995, ["128x192"] = 975, ["128x128"] = 965, ["64x256"] = 945,
+  ["64x192"] = 855, ["64x128"] = 645, ["128x64"] = 620, ["256x64"] = 620, ["64x64"] = 395,
+}
+M.EFF_PINGPONG = { ["128x128"] = 945, ["64x256"] = 938, ["64x192"] = 870 }
+M.EFF_CLUSTER = 600
+M.COST_K = { coop = 448, pingpong = 192 }
+
+function M.eff(p)
+  local tile = p.tile_m .. "x" .. p.tile_n
+  if p.cluster ~= "1x1" then return M.EFF_CLUSTER end
+  local coop = M.EFF[tile] or 500
+  if p.sched == "pingpong" then return M.EFF_PINGPONG[tile] or coop * 9 // 10 end
+  return coop
+end
+
+-- Rank: clusters and ping-pong after cooperative single CTAs where the
+-- heuristic's costs tie.
 function M.meta(p)
   local rank = (p.cluster == "1x1" and p.sched == "coop") and 0 or 1
   return { n_min = 1, n_max = N_ANY, align = 16, rank = rank, tile_m = p.tile_m, tile_n = p.tile_n,
-           dtype = p.ab, dtype_out = p.c }
+           eff = M.eff(p), cost_k = M.COST_K[p.sched], dtype = p.ab, dtype_out = p.c }
 end
 
 -- Registers per thread: what a launch of the CTA gets (a multiple of 8, at
