@@ -5,6 +5,7 @@ cudaError_t kite_v_cross_entropy_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, 
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -13,6 +14,9 @@ cudaError_t kite_v_cross_entropy_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, 
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
@@ -33,6 +37,7 @@ cudaError_t kite_v_cross_entropy_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, c
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -41,6 +46,9 @@ cudaError_t kite_v_cross_entropy_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, c
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
@@ -61,6 +69,7 @@ cudaError_t kite_v_cross_entropy_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, c
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -69,6 +78,9 @@ cudaError_t kite_v_cross_entropy_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, c
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
@@ -250,11 +262,15 @@ cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -275,11 +291,15 @@ cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -300,11 +320,15 @@ cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -335,6 +359,7 @@ cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -343,6 +368,9 @@ cudaError_t kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -362,6 +390,7 @@ cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStr
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -370,6 +399,9 @@ cudaError_t kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStr
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -389,6 +421,7 @@ cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStr
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -397,6 +430,9 @@ cudaError_t kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStr
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -430,6 +466,7 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_reg_t256_r1_n2_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n2_v16_c0_p1},
   {"cross_entropy_bf16_reg_t128_r2_n2_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t128_r2_n2_v16_c0_p1},
   {"cross_entropy_bf16_reg_t64_r4_n2_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t64_r4_n2_v16_c0_p1},
+  {"cross_entropy_bf16_reg_t32_r8_n2_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t32_r8_n2_v16_c0_p1},
   {"cross_entropy_bf16_reg_t256_r1_n2_v16_c0_p2", "cross_entropy", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n2_v16_c0_p2},
   {"cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2", "cross_entropy", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2},
   {"cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2},
@@ -438,6 +475,9 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1},
   {"cross_entropy_bf16_reg_t1024_r1_n4_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 32768, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t1024_r1_n4_v16_c0_p1},
+  {"cross_entropy_bf16_reg_t128_r2_n4_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t128_r2_n4_v16_c0_p1},
+  {"cross_entropy_bf16_reg_t64_r4_n4_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t64_r4_n4_v16_c0_p1},
+  {"cross_entropy_bf16_reg_t32_r8_n4_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t32_r8_n4_v16_c0_p1},
   {"cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1},
   {"cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p2", "cross_entropy", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p2},
   {"cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p4", "cross_entropy", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t32_r8_n1_v16_c0_p4},
@@ -458,6 +498,7 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f16_reg_t256_r1_n2_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n2_v16_c0_p1},
   {"cross_entropy_f16_reg_t128_r2_n2_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t128_r2_n2_v16_c0_p1},
   {"cross_entropy_f16_reg_t64_r4_n2_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t64_r4_n2_v16_c0_p1},
+  {"cross_entropy_f16_reg_t32_r8_n2_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t32_r8_n2_v16_c0_p1},
   {"cross_entropy_f16_reg_t256_r1_n2_v16_c0_p2", "cross_entropy", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n2_v16_c0_p2},
   {"cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2", "cross_entropy", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2},
   {"cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2},
@@ -466,6 +507,9 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1},
   {"cross_entropy_f16_reg_t1024_r1_n4_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 32768, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t1024_r1_n4_v16_c0_p1},
+  {"cross_entropy_f16_reg_t128_r2_n4_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t128_r2_n4_v16_c0_p1},
+  {"cross_entropy_f16_reg_t64_r4_n4_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t64_r4_n4_v16_c0_p1},
+  {"cross_entropy_f16_reg_t32_r8_n4_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t32_r8_n4_v16_c0_p1},
   {"cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1},
   {"cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p2", "cross_entropy", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p2},
   {"cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p4", "cross_entropy", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p4},
@@ -486,6 +530,7 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f32_reg_t256_r1_n2_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n2_v16_c0_p1},
   {"cross_entropy_f32_reg_t128_r2_n2_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t128_r2_n2_v16_c0_p1},
   {"cross_entropy_f32_reg_t64_r4_n2_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t64_r4_n2_v16_c0_p1},
+  {"cross_entropy_f32_reg_t32_r8_n2_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t32_r8_n2_v16_c0_p1},
   {"cross_entropy_f32_reg_t256_r1_n2_v16_c0_p2", "cross_entropy", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n2_v16_c0_p2},
   {"cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2", "cross_entropy", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2},
   {"cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2},
@@ -494,6 +539,9 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1},
   {"cross_entropy_f32_reg_t1024_r1_n4_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t1024_r1_n4_v16_c0_p1},
+  {"cross_entropy_f32_reg_t128_r2_n4_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t128_r2_n4_v16_c0_p1},
+  {"cross_entropy_f32_reg_t64_r4_n4_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t64_r4_n4_v16_c0_p1},
+  {"cross_entropy_f32_reg_t32_r8_n4_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t32_r8_n4_v16_c0_p1},
   {"cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1},
   {"cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p2", "cross_entropy", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p2},
   {"cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p4", "cross_entropy", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_bulk_t32_r8_n1_v16_c0_p4},
@@ -675,11 +723,15 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1},
+  {"rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1},
+  {"rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1},
   {"rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4},
   {"rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2},
@@ -700,11 +752,15 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1},
+  {"rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1},
+  {"rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1},
   {"rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p4},
   {"rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p2},
@@ -725,11 +781,15 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t64_r4_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1},
+  {"rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1},
+  {"rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1},
   {"rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4},
   {"rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2},
@@ -760,6 +820,7 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_bf16_reg_t128_r2_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n2_v16_c0_p1},
   {"softmax_bf16_reg_t64_r4_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p1},
+  {"softmax_bf16_reg_t32_r8_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1},
   {"softmax_bf16_reg_t256_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p2},
   {"softmax_bf16_reg_t512_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2},
   {"softmax_bf16_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2},
@@ -768,6 +829,9 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t1024_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 32768, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n4_v16_c0_p1},
+  {"softmax_bf16_reg_t128_r2_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1},
+  {"softmax_bf16_reg_t64_r4_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1},
+  {"softmax_bf16_reg_t32_r8_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1},
   {"softmax_bf16_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p2},
   {"softmax_bf16_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p4},
   {"softmax_bf16_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p2},
@@ -787,6 +851,7 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f16_reg_t128_r2_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p1},
   {"softmax_f16_reg_t64_r4_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p1},
+  {"softmax_f16_reg_t32_r8_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1},
   {"softmax_f16_reg_t256_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p2},
   {"softmax_f16_reg_t512_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2},
   {"softmax_f16_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2},
@@ -795,6 +860,9 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t1024_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 32768, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n4_v16_c0_p1},
+  {"softmax_f16_reg_t128_r2_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r2_n4_v16_c0_p1},
+  {"softmax_f16_reg_t64_r4_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r4_n4_v16_c0_p1},
+  {"softmax_f16_reg_t32_r8_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n4_v16_c0_p1},
   {"softmax_f16_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p2},
   {"softmax_f16_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p4},
   {"softmax_f16_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t256_r1_n2_v16_c0_p2},
@@ -814,6 +882,7 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f32_reg_t128_r2_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p1},
   {"softmax_f32_reg_t64_r4_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p1},
+  {"softmax_f32_reg_t32_r8_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1},
   {"softmax_f32_reg_t256_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p2},
   {"softmax_f32_reg_t512_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2},
   {"softmax_f32_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2},
@@ -822,6 +891,9 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t1024_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n4_v16_c0_p1},
+  {"softmax_f32_reg_t128_r2_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1},
+  {"softmax_f32_reg_t64_r4_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1},
+  {"softmax_f32_reg_t32_r8_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1},
   {"softmax_f32_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p2},
   {"softmax_f32_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p4},
   {"softmax_f32_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p2},
@@ -850,4 +922,4 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 423;
+const int32_t kite_variants_len = 459;

@@ -158,9 +158,10 @@ static void rc_fill(rowcase *c, kt_rng *r)
       if (M >= 3 && i == 1 && N > 1)   /* one element far above the rest */
         kt_store(c->dt, row, kt_range(r, 0, N - 1), (float)(shift + 40.0));
     }
-    /* targets: about a fifth ignored; row 1 aims at its largest element */
+    /* targets: about a fifth ignored; row 1 aims at its largest element, row 2 at its last */
     int64_t t = kt_range(r, 0, N - 1);
     if (kt_uniform(r) < 0.2) t = c->ignore;
+    if (i == 2) t = N - 1;   /* the last element: in the scalar tail when N is odd */
     if (i == 1 && c->op == OP_CE) {
       float best = -INFINITY;
       for (int64_t j = 0; j < N; j++)

@@ -460,16 +460,39 @@ __device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int 
   return st;
 }
 
-// The row's target logit, fetched by the row's first thread while the row
-// itself streams in: 0 when ignored, NaN when the target is out of range.
+// The row's target: ignored, out of range (a NaN loss) or the logit.
 struct target_t { bool ignored; float logit; };
 
+__device__ __forceinline__ target_t classify_target(const kite_row_args &a, int64_t tgt, float logit)
+{
+  if (tgt == a.ignore_index) return { true, 0.f };
+  if (tgt < 0 || tgt >= a.N) return { false, __int_as_float(0x7fc00000) };
+  return { false, logit };
+}
+
+// Streaming rows: the row's first thread fetches the target logit from
+// global memory while the row streams in (chunks hide the round trips).
 __device__ __forceinline__ target_t fetch_target(const kite_row_args &a, const elem_t *x, int64_t row)
 {
   const int64_t tgt = a.target[row];
-  if (tgt == a.ignore_index) return { true, 0.f };
-  if (tgt < 0 || tgt >= a.N) return { false, __int_as_float(0x7fc00000) };
-  return { false, to_f32(x[tgt]) };
+  const bool in = tgt >= 0 && tgt < a.N;
+  return classify_target(a, tgt, in ? to_f32(x[tgt]) : 0.f);
+}
+
+// Resident rows: the thread holding element tgt in r writes it to the row's
+// slot, so no dependent global load (target, then x[target]) holds up the
+// row; the reduction's barrier (or the warp's, for a one-warp row) makes it
+// visible to the row's first thread.
+__device__ __forceinline__ void put_target(const raw_t (&r)[kNv], int t, int64_t tgt, int n, float *slot)
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(0, j, t);
+    if (tgt < i || tgt >= i + kVec || tgt >= n) continue;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      if (tgt == i + e) *slot = to_f32(r[j].e[e]);
+  }
 }
 
 // The row's loss and lse, written by its first thread.
@@ -481,24 +504,29 @@ __device__ __forceinline__ void write_loss(const kite_row_args &a, const place_t
   if (a.lse) a.lse[p.row] = lse;
 }
 
-struct row_t { raw_t r[kNv]; target_t tg; };
+struct row_t { raw_t r[kNv]; int64_t tgt; };
 
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const kite_row_args a)
 {
   __shared__ ms_t red[2][kRows][kWarps];
+  __shared__ float tlogit[2][kRows];   // each row's target logit, alternating like red
   const int n = (int)a.N;
   if constexpr (kResident) {
     pipeline_rows<row_t>(a, [&](place_t p) {
       row_t x = {};
-      x.tg = { true, 0.f };
+      x.tgt = a.ignore_index;
       if (!p.live) return x;
-      const elem_t *xr = row_in(a.x, a.ldx, p);
-      load_row(xr, p, n, x.r);
-      if (p.t == 0) x.tg = fetch_target(a, xr, p.row);
+      load_row(row_in(a.x, a.ldx, p), p, n, x.r);
+      x.tgt = a.target[p.row];   // every thread of the row: one broadcast load per warp
       return x;
     }, [&](place_t p, const row_t &x, int k) {
       const int m = p.live ? n : 0;   // dead rows touch nothing
-      write_loss(a, p, row_ms(chunk_stats({ -INFINITY, 0.f }, x.r, 0, p.t, m), red[k]), x.tg);
+      const int r = threadIdx.x / kThreads;
+      put_target(x.r, p.t, x.tgt, m, &tlogit[k][r]);
+      const ms_t st = row_ms(chunk_stats({ -INFINITY, 0.f }, x.r, 0, p.t, m), red[k]);
+      if constexpr (kWarps == 1) __syncwarp();
+      const bool in = x.tgt >= 0 && x.tgt < a.N && x.tgt != a.ignore_index;
+      write_loss(a, p, st, classify_target(a, x.tgt, in && p.t == 0 ? tlogit[k][r] : 0.f));
     });
     return;
   }

@@ -52,8 +52,10 @@ end
 -- with two operands in its output pass (rmsnorm spills at 64 registers with 4).
 local function ladder_ok(p, opts)
   local most = 4 // opts.stream_operands
-  if p.threads == 32 then return p.nv == 1 and p.pipe == 2 end   -- tiny rows always pipeline
-  if p.threads <= 128 then return p.nv == 2 end
+  -- tiny rows always pipeline; a one-warp row of 2 or 4 accesses needs no
+  -- CTA barrier at all (its reduction is shuffles only)
+  if p.threads == 32 then return (p.nv == 1 and p.pipe == 2) or (p.nv > 1 and p.pipe == 1) end
+  if p.threads <= 128 then return p.nv == 2 or (p.nv == 4 and p.pipe == 1) end
   if p.pipe > 1 then return p.nv == 2 end   -- two row blocks in flight: fewer accesses each
   if p.threads == 256 then return p.nv == 2 or p.nv == most end
   return p.nv == most
@@ -138,7 +140,7 @@ function M.staged_valid(p, opts)
     return p.threads == 512 and p.nv == 2   -- 16 KB chunks: room for 4 stages and the cache in half an SM
   end
   if p.cache ~= 0 then return false, "bulk rows are read once" end
-  if p.threads == 32 then return p.nv == 1 end
+  if p.threads <= 128 then return p.nv == (p.threads == 32 and 1 or 2) end
   return ladder_ok({ threads = p.threads, nv = p.nv, pipe = 1 }, opts)
 end
 
@@ -181,7 +183,8 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 --      16384 exactly, 2 stages: shorter rows ran faster in registers, and
 --      the longer chunk was slower where measured); otherwise the resident
 --      rows of the op's faster pipelining choice (opts.pipe_first)
---   1  the other resident rows, and those the bulk rows above replace
+--   1  the other resident rows, those the bulk rows above replace, and the
+--      wide small rows (M.wide_small) not yet measured
 --   2  streamed rows (stream mode, 2 stages, the op's row cache)
 --   3  streaming rows by plain loads (16-byte accesses)
 --   4  resident rows of 1024 threads: slower than streaming where both fit
@@ -190,6 +193,13 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 local function bulk_first(p, opts)
   local c = M.chunk(p)
   return c >= opts.bulk_first.from and c <= opts.bulk_first.to
+end
+
+-- Resident rows of 128 threads or fewer with more accesses than the ladder's
+-- first choice (one-warp rows of 2 or 4, 64 and 128 threads with 4): added
+-- in session 4, ranked 1 until measured.
+function M.wide_small(p)
+  return p.threads <= 128 and p.nv > (p.threads == 32 and 1 or 2)
 end
 
 function M.meta(p, opts)
@@ -204,7 +214,7 @@ function M.meta(p, opts)
   end
   if p.mode == "reg" then
     local rank = p.threads == 1024 and 4 or (p.pipe == opts.pipe_first and 0 or 1)
-    if rank == 0 and bulk_first(p, opts) then rank = 1 end
+    if rank == 0 and (bulk_first(p, opts) or M.wide_small(p)) then rank = 1 end
     return { n_min = 1, n_max = M.chunk(p), align = 16, rank = rank }
   end
   if p.access == "v16" then
