@@ -163,6 +163,29 @@ gemm() {
   echo "---- gemm vs cuBLASLt"; cat "$OUT/gemm.txt"
 }
 
+# Session 4, call 1: the dispatched gemm against cuBLASLt over the whole
+# suite (alone on the GPU), then the correctness suites side by side.
+check() {
+  timeout 200 build/kite-bench gemm >"$OUT/gemm.txt" 2>&1
+  echo "kite-bench gemm rc=$? ($(( $(date +%s) - T0 )) s)"
+  grep -E "^[0-9]+x[0-9]+x[0-9]+ |geomean|^shape" "$OUT/gemm.txt" | cut -c1-160
+  KITE_TEST_TIMEOUT=240 bash tests/run.sh build/test_gemm >"$OUT/gemm_test.log" 2>&1 &
+  local gt=$!
+  gpu_parallel
+  wait $gt; echo "test_gemm: rc=$?"; grep -E "Checks|:[EF]:|stopped" "$OUT/gemm_test.log" | cut -c1-300 | head -8
+  grep -q 'launch rc=0' "$OUT/gpu_parts.txt" || { echo "-- launch case:"; tail -30 /tmp/gpu.launch.log; }
+  rm -f "$OUT"/*.csv
+}
+
+# Session 4, call 2: row ops, every bf16 variant and the dispatch, and torch.
+rowsall() {
+  timeout 200 build/kite-bench --variants >"$OUT/variants.txt" 2>&1
+  echo "kite-bench --variants rc=$? ($(( $(date +%s) - T0 )) s)"
+  grep -vE "^(rmsnorm|softmax|cross_entropy) " "$OUT/variants.txt" | tail -3
+  PYTHONUNBUFFERED=1 timeout 200 python3 bench/vs_torch.py >"$OUT/vs_torch.txt" 2>&1
+  echo "vs_torch rc=$? ($(( $(date +%s) - T0 )) s)"; tail -22 "$OUT/vs_torch.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -174,5 +197,7 @@ case $stage in
   gemm) gemm ;;
   all) tests; rows; gemm ;;
   measure) rows; gemm ;;
+  check) check ;;
+  rowsall) rowsall ;;
   *) echo "device_run.sh: unknown stage '$stage' (gpu, tests, rows, gemm, all)"; exit 2 ;;
 esac
