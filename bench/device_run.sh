@@ -199,5 +199,6 @@ case $stage in
   measure) rows; gemm ;;
   check) check ;;
   rowsall) rowsall ;;
+  rowscheck) gpu_parallel; rowsall ;;
   *) echo "device_run.sh: unknown stage '$stage' (gpu, tests, rows, gemm, all)"; exit 2 ;;
 esac

@@ -262,7 +262,6 @@ cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -270,7 +269,6 @@ cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -291,7 +289,6 @@ cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -299,7 +296,6 @@ cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -320,7 +316,6 @@ cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -328,7 +323,6 @@ cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -359,7 +353,6 @@ cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -370,7 +363,6 @@ cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaS
 cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -390,7 +382,6 @@ cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStr
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -401,7 +392,6 @@ cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_softmax_f16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -421,7 +411,6 @@ cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStr
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -432,7 +421,6 @@ cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_softmax_f32_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -723,7 +711,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1},
-  {"rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2},
@@ -731,7 +718,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1},
-  {"rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1},
   {"rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4},
   {"rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2},
@@ -752,7 +738,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1},
-  {"rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2},
@@ -760,7 +745,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1},
   {"rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1},
-  {"rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1},
   {"rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t32_r8_n1_v16_c0_p4},
   {"rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t256_r1_n2_v16_c0_p2},
@@ -781,7 +765,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t64_r4_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p1},
-  {"rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2},
@@ -789,7 +772,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1},
-  {"rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1},
   {"rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4},
   {"rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2},
@@ -820,7 +802,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_bf16_reg_t128_r2_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n2_v16_c0_p1},
   {"softmax_bf16_reg_t64_r4_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p1},
-  {"softmax_bf16_reg_t32_r8_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1},
   {"softmax_bf16_reg_t256_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p2},
   {"softmax_bf16_reg_t512_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2},
   {"softmax_bf16_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2},
@@ -831,7 +812,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t1024_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 32768, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t128_r2_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1},
   {"softmax_bf16_reg_t64_r4_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1},
-  {"softmax_bf16_reg_t32_r8_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1},
   {"softmax_bf16_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p2},
   {"softmax_bf16_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p4},
   {"softmax_bf16_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p2},
@@ -851,7 +831,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f16_reg_t128_r2_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p1},
   {"softmax_f16_reg_t64_r4_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p1},
-  {"softmax_f16_reg_t32_r8_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1},
   {"softmax_f16_reg_t256_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p2},
   {"softmax_f16_reg_t512_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2},
   {"softmax_f16_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2},
@@ -862,7 +841,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_reg_t1024_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 32768, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t128_r2_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r2_n4_v16_c0_p1},
   {"softmax_f16_reg_t64_r4_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r4_n4_v16_c0_p1},
-  {"softmax_f16_reg_t32_r8_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n4_v16_c0_p1},
   {"softmax_f16_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p2},
   {"softmax_f16_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t32_r8_n1_v16_c0_p4},
   {"softmax_f16_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t256_r1_n2_v16_c0_p2},
@@ -882,7 +860,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f32_reg_t128_r2_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p1},
   {"softmax_f32_reg_t64_r4_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p1},
-  {"softmax_f32_reg_t32_r8_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1},
   {"softmax_f32_reg_t256_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p2},
   {"softmax_f32_reg_t512_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2},
   {"softmax_f32_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2},
@@ -893,7 +870,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t1024_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t128_r2_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1},
   {"softmax_f32_reg_t64_r4_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1},
-  {"softmax_f32_reg_t32_r8_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1},
   {"softmax_f32_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p2},
   {"softmax_f32_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p4},
   {"softmax_f32_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p2},
@@ -922,4 +898,4 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 459;
+const int32_t kite_variants_len = 447;

@@ -144,13 +144,6 @@ __device__ __forceinline__ float fast_exp2(float x)
 // Running softmax statistics: max m and sum of exp(x - m).
 struct ms_t { float m, s; };
 
-__device__ __forceinline__ ms_t ms_combine(ms_t a, ms_t b)
-{
-  const float m = fmaxf(a.m, b.m);
-  if (m == -INFINITY) return { m, 0.f };
-  return { m, a.s * fast_exp2((a.m - m) * kLog2e) + b.s * fast_exp2((b.m - m) * kLog2e) };
-}
-
 // Folds kVec values into running statistics (one exp per element).
 template <int K>
 __device__ __forceinline__ ms_t ms_add(ms_t a, const float (&f)[K])
@@ -176,13 +169,10 @@ __device__ __forceinline__ float warp_sum(float v)
   return v;
 }
 
-__device__ __forceinline__ ms_t warp_ms(ms_t v)
+__device__ __forceinline__ float warp_max(float v)
 {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const ms_t w = { __shfl_xor_sync(0xffffffffu, v.m, o), __shfl_xor_sync(0xffffffffu, v.s, o) };
-    v = ms_combine(v, w);
-  }
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 
@@ -202,17 +192,33 @@ __device__ __forceinline__ float row_sum(float v, float (*red)[kWarps])
   return t;
 }
 
+// Row-wide softmax statistics from each thread's: the row's max first (no
+// exponentials), then each thread rescales its sum to it once and the sums
+// are added.  Combining (max, sum) pairs at every step instead would cost two
+// exponentials per shuffle and per warp, more than the elements' own.  Two
+// CTA barriers when the row spans warps; the scratch's .m and .s are written
+// after different barriers, so one row's sums never meet the next's maxima.
 __device__ __forceinline__ ms_t row_ms(ms_t v, ms_t (*red)[kWarps])
 {
-  v = warp_ms(v);
-  if constexpr (kWarps == 1) return v;
   const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
-  if (threadIdx.x % 32 == 0) red[r][w] = v;
-  __syncthreads();
-  ms_t t = red[r][0];
+  float m = warp_max(v.m);
+  if constexpr (kWarps > 1) {
+    if (threadIdx.x % 32 == 0) red[r][w].m = m;
+    __syncthreads();
+    m = red[r][0].m;
 #pragma unroll
-  for (int k = 1; k < kWarps; ++k) t = ms_combine(t, red[r][k]);
-  return t;
+    for (int k = 1; k < kWarps; ++k) m = fmaxf(m, red[r][k].m);
+  }
+  float s = v.m == -INFINITY ? 0.f : v.s * fast_exp2((v.m - m) * kLog2e);
+  s = warp_sum(s);
+  if constexpr (kWarps > 1) {
+    if (threadIdx.x % 32 == 0) red[r][w].s = s;
+    __syncthreads();
+    s = 0.f;
+#pragma unroll
+    for (int k = 0; k < kWarps; ++k) s += red[r][k].s;
+  }
+  return { m, s };
 }
 
 // Where this thread works: its row within the CTA and lane within the row.
