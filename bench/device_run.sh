@@ -177,6 +177,19 @@ check() {
   rm -f "$OUT"/*.csv
 }
 
+# A crash's stack, as the crash handler printed it: the test binary's frames
+# named by addr2line (functions; lines where built with -g).
+crash_names() {
+  grep -q 'launch rc=0' "$OUT/gpu_parts.txt" && return
+  echo "-- launch case crashed:"; grep -A12 'crashed; stack' /tmp/gpu.launch.log
+  for a in $(grep -o 'test_gpu(+0x[0-9a-f]*)' /tmp/gpu.launch.log | grep -o '0x[0-9a-f]*'); do
+    echo "$a $(addr2line -f -i -e build/test_gpu "$a" | tr '\n' ' ')"
+  done
+  for a in $(grep -o 'libc.so.6(+0x[0-9a-f]*)' /tmp/gpu.launch.log | grep -o '0x[0-9a-f]*'); do
+    echo "libc $a $(nm -D /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk -v a=$((a)) '{ v = strtonum("0x" $1); if (v <= a && v > best) { best = v; n = $3 } } END { print n }')"
+  done
+}
+
 # Session 4, call 2: row ops, every bf16 variant and the dispatch, and torch.
 rowsall() {
   timeout 200 build/kite-bench --variants >"$OUT/variants.txt" 2>&1
@@ -199,6 +212,6 @@ case $stage in
   measure) rows; gemm ;;
   check) check ;;
   rowsall) rowsall ;;
-  rowscheck) gpu_parallel; rowsall ;;
+  rowscheck) gpu_parallel; crash_names; rowsall ;;
   *) echo "device_run.sh: unknown stage '$stage' (gpu, tests, rows, gemm, all)"; exit 2 ;;
 esac
