@@ -181,7 +181,7 @@ check() {
 # named by addr2line (functions; lines where built with -g).
 crash_names() {
   grep -q 'launch rc=0' "$OUT/gpu_parts.txt" && return
-  echo "-- launch case crashed:"; grep -A12 'crashed; stack' /tmp/gpu.launch.log
+  echo "-- launch case crashed (ulimit -s: $(ulimit -s)):"; grep -A12 'crashed; stack' /tmp/gpu.launch.log
   for a in $(grep -o 'test_gpu(+0x[0-9a-f]*)' /tmp/gpu.launch.log | grep -o '0x[0-9a-f]*'); do
     echo "$a $(addr2line -f -i -e build/test_gpu "$a" | tr '\n' ' ')"
   done

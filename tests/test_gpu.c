@@ -970,10 +970,17 @@ START_TEST(tmap_encodes_and_caches)
                    cudaErrorInvalidValue);
   pthread_t th[8];
   struct tmap_job jobs[8];
+  /* an explicit stack: a thread's default follows RLIMIT_STACK, which can be
+     small enough (a sandbox's) that the CUDA runtime's first call in a new
+     thread overflows it */
+  pthread_attr_t at;
+  ck_assert_int_eq(pthread_attr_init(&at), 0);
+  ck_assert_int_eq(pthread_attr_setstacksize(&at, (size_t)8 << 20), 0);
   for (int t = 0; t < 8; t++) {
     jobs[t] = (struct tmap_job){ buf, want, 0 };
-    ck_assert_int_eq(pthread_create(&th[t], NULL, tmap_worker, &jobs[t]), 0);
+    ck_assert_int_eq(pthread_create(&th[t], &at, tmap_worker, &jobs[t]), 0);
   }
+  pthread_attr_destroy(&at);
   for (int t = 0; t < 8; t++) {
     ck_assert_int_eq(pthread_join(th[t], NULL), 0);
     ck_assert_msg(jobs[t].bad == 0, "thread %d: %d maps failed or differed", t, jobs[t].bad);

@@ -58,7 +58,7 @@ local function ladder_ok(p, opts)
   if p.threads == 32 then
     return (p.nv == 1 and p.pipe == 2) or (p.nv > 1 and p.pipe == 1 and not opts.two_pass)
   end
-  if p.threads <= 128 then return p.nv == 2 or (p.nv == 4 and p.pipe == 1) end
+  if p.threads <= 128 then return p.nv == 2 or (p.nv == 4 and p.pipe == 1 and most == 4) end
   if p.pipe > 1 then return p.nv == 2 end   -- two row blocks in flight: fewer accesses each
   if p.threads == 256 then return p.nv == 2 or p.nv == most end
   return p.nv == most
@@ -122,11 +122,11 @@ end
 -- shared_w when resident variants keep w in shared memory.
 M.OPS = {
   rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, pipe_first = 2, shared_w = true,
-              bulk_first = { from = 1, to = 16384, pipe = 4 } },
+              bulk_first = { { from = 1, to = 16384, pipe = 4 } } },
   softmax = { two_pass = true, stream_operands = 1, pipe_first = 1,
-              bulk_first = { from = 16384, to = 16384, pipe = 2 } },
+              bulk_first = { { from = 1, to = 8192, pipe = 4 }, { from = 16384, to = 16384, pipe = 2 } } },
   cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024, pipe_first = 1,
-                    bulk_first = { from = 16384, to = 16384, pipe = 2 } },
+                    bulk_first = { { from = 16384, to = 16384, pipe = 2 } }, wide_first = true },
 }
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
@@ -180,14 +180,16 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 -- pointer and row stride, and its rank (lower is preferred when several fit;
 -- among equal ranks the runtime takes the smallest n_max).  The ranks follow
 -- what kite-bench --variants measured on an H200 (bf16, bench/RESULTS.md,
--- session 3 run 3):
---   0  bulk rows of opts.bulk_first's pipe depth whose chunk holds from .. to
---      elements (rmsnorm: up to 16384, 4 stages; softmax and cross-entropy:
---      16384 exactly, 2 stages: shorter rows ran faster in registers, and
---      the longer chunk was slower where measured); otherwise the resident
---      rows of the op's faster pipelining choice (opts.pipe_first)
---   1  the other resident rows, those the bulk rows above replace, and the
---      wide small rows (M.wide_small) not yet measured
+-- session 3 run 3 and session 4):
+--   0  bulk rows whose chunk lies in one of opts.bulk_first's ranges, with
+--      that range's pipe depth (rmsnorm: up to 16384, 4 stages; softmax: up
+--      to 8192 with 4 stages and 16384 with 2; cross-entropy: 16384, 2
+--      stages); otherwise the resident rows of the op's faster pipelining
+--      choice (opts.pipe_first); for cross-entropy (opts.wide_first) the wide
+--      small rows (M.wide_small) in place of the ladder's rows of twice the
+--      threads (session 4: 2.21 v. 2.10 TB/s at N = 1024, 2.25 v. 2.09 at 4096)
+--   1  the other resident rows, those the rows above replace, and the wide
+--      small rows of softmax and rmsnorm (not faster where measured)
 --   2  streamed rows (stream mode, 2 stages, the op's row cache)
 --   3  streaming rows by plain loads (16-byte accesses)
 --   4  resident rows of 1024 threads: slower than streaming where both fit
@@ -195,20 +197,30 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 --   6  the other staged rows: measured slower, never preferred
 local function bulk_first(p, opts)
   local c = M.chunk(p)
-  return c >= opts.bulk_first.from and c <= opts.bulk_first.to
+  for _, b in ipairs(opts.bulk_first) do
+    if c >= b.from and c <= b.to and (p.mode ~= "bulk" or p.pipe == b.pipe) then return true end
+  end
+  return false
 end
 
 -- Resident rows of 128 threads or fewer with more accesses than the ladder's
--- first choice (one-warp rows of 2 or 4, 64 and 128 threads with 4): added
--- in session 4, ranked 1 until measured.
+-- first choice: one-warp rows of 2 or 4 accesses, 64 and 128 threads with 4.
 function M.wide_small(p)
   return p.threads <= 128 and p.nv > (p.threads == 32 and 1 or 2)
+end
+
+local function reg_rank(p, opts)
+  if p.threads == 1024 then return 4 end
+  if p.pipe ~= opts.pipe_first or bulk_first(p, opts) then return 1 end
+  if M.wide_small(p) then return opts.wide_first and 0 or 1 end
+  if opts.wide_first and p.nv == 2 and p.threads >= 64 and p.threads <= 256 then return 1 end
+  return 0
 end
 
 function M.meta(p, opts)
   local size = dtypes[p.dtype].size
   if p.mode == "bulk" then
-    local first = bulk_first(p, opts) and p.pipe == opts.bulk_first.pipe
+    local first = bulk_first(p, opts)
     return { n_min = 1, n_max = M.chunk(p), align = 16, rank = first and 0 or 6 }
   end
   if p.mode == "stream" then
@@ -216,9 +228,7 @@ function M.meta(p, opts)
     return { n_min = 1, n_max = M.N_MAX, align = 16, rank = (p.pipe == 2 and p.cache == cache) and 2 or 6 }
   end
   if p.mode == "reg" then
-    local rank = p.threads == 1024 and 4 or (p.pipe == opts.pipe_first and 0 or 1)
-    if rank == 0 and (bulk_first(p, opts) or M.wide_small(p)) then rank = 1 end
-    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = rank }
+    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = reg_rank(p, opts) }
   end
   if p.access == "v16" then
     return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 3 }
