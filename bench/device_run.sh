@@ -213,5 +213,10 @@ case $stage in
   check) check ;;
   rowsall) rowsall ;;
   rowscheck) gpu_parallel; crash_names; rowsall ;;
+  launchdiag)
+    echo "gdb: $(command -v gdb) valgrind: $(command -v valgrind)"
+    CK_RUN_CASE=launch CK_VERBOSITY=verbose timeout 120 build/test_gpu 2>&1 | tail -15
+    command -v gdb >/dev/null && CK_RUN_CASE=launch timeout 200 gdb -q -batch -ex run -ex bt -ex "info threads" \
+      --args build/test_gpu 2>&1 | grep -vE "^\[(New|Thread)" | tail -40 ;;
   *) echo "device_run.sh: unknown stage '$stage' (gpu, tests, rows, gemm, all)"; exit 2 ;;
 esac
