@@ -936,17 +936,19 @@ static cudaError_t tmap_of(const unsigned char *buf, int i, void *map)
   return kite__tmap_2d(map, KITE_BF16, buf + 16 * i, 1000, 1000, 1024, 128, 64, 128);
 }
 
-struct tmap_job { const unsigned char *buf; const unsigned char (*want)[128]; int bad; };
+struct tmap_job { const unsigned char *buf; const unsigned char (*want)[128]; int failed, differed, err; };
 
 static void *tmap_worker(void *arg)
 {
   struct tmap_job *j = arg;
   _Alignas(64) unsigned char map[128];
   for (int r = 0; r < 5; r++)
-    for (int i = 0; i < TMAP_KEYS; i++)
-      if (tmap_of(j->buf, (i * 7 + r) % TMAP_KEYS, map) != cudaSuccess ||
-          memcmp(map, j->want[(i * 7 + r) % TMAP_KEYS], 128) != 0)
-        j->bad++;
+    for (int i = 0; i < TMAP_KEYS; i++) {
+      const int key = (i * 7 + r) % TMAP_KEYS;
+      const cudaError_t e = tmap_of(j->buf, key, map);
+      if (e != cudaSuccess) j->failed++, j->err = (int)e;
+      else if (memcmp(map, j->want[key], 128) != 0) j->differed++;
+    }
   return NULL;
 }
 
@@ -977,14 +979,18 @@ START_TEST(tmap_encodes_and_caches)
   ck_assert_int_eq(pthread_attr_init(&at), 0);
   ck_assert_int_eq(pthread_attr_setstacksize(&at, (size_t)8 << 20), 0);
   for (int t = 0; t < 8; t++) {
-    jobs[t] = (struct tmap_job){ buf, want, 0 };
+    jobs[t] = (struct tmap_job){ buf, want, 0, 0, 0 };
     ck_assert_int_eq(pthread_create(&th[t], &at, tmap_worker, &jobs[t]), 0);
   }
   pthread_attr_destroy(&at);
-  for (int t = 0; t < 8; t++) {
-    ck_assert_int_eq(pthread_join(th[t], NULL), 0);
-    ck_assert_msg(jobs[t].bad == 0, "thread %d: %d maps failed or differed", t, jobs[t].bad);
-  }
+  /* every thread joined before any check: a failed check leaves this frame,
+     which the threads' jobs live in */
+  int joined = 0;
+  for (int t = 0; t < 8; t++) joined += pthread_join(th[t], NULL) == 0;
+  ck_assert_int_eq(joined, 8);
+  for (int t = 0; t < 8; t++)
+    ck_assert_msg(jobs[t].failed == 0 && jobs[t].differed == 0, "thread %d: %d maps failed (last: %s), %d differed",
+                  t, jobs[t].failed, cudaGetErrorString((cudaError_t)jobs[t].err), jobs[t].differed);
 }
 END_TEST
 
