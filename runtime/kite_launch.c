@@ -182,7 +182,11 @@ cudaError_t kite__tmap_2d(void *map, kite_dtype dtype, const void *base, int64_t
   if (!hit) {
     CUtensorMap fresh;
     memset(&fresh, 0, sizeof fresh);   /* every byte defined, whatever the driver leaves */
-    e = kite_tmap_encode(&k, &fresh);
+    /* the driver's encoder needs a current context, which a thread that
+       has made no runtime call yet lacks (measured: "invalid argument" in
+       fresh threads); cudaSetDevice makes the device's primary one current */
+    e = cudaSetDevice(k.device);
+    if (e == cudaSuccess) e = kite_tmap_encode(&k, &fresh);
     if (e == cudaSuccess) {
       slot->map = fresh;
       slot->key = k;
