@@ -213,6 +213,17 @@ case $stage in
   check) check ;;
   rowsall) rowsall ;;
   rowscheck) gpu_parallel; crash_names; rowsall ;;
+  final4)   # every test binary (the GPU ones split), then the gemm suite alone
+    KITE_TEST_TIMEOUT=300 bash tests/run.sh build/test_gen build/test_runtime build/test_dist >"$OUT/cpu_tests.log" 2>&1 &
+    cpu=$!
+    KITE_TEST_TIMEOUT=240 bash tests/run.sh build/test_gemm >"$OUT/gemm_test.log" 2>&1 &
+    gt=$!
+    gpu_parallel
+    wait $gt; echo "test_gemm: rc=$?"; grep -E "Checks|:[EF]:|stopped" "$OUT/gemm_test.log" | cut -c1-300 | head -5
+    wait $cpu; echo "test_gen, test_runtime, test_dist: rc=$?"; grep -E "Checks|:[EF]:|stopped|SKIPPED|kite: [0-9]+ passed" "$OUT/cpu_tests.log" | cut -c1-300 | head -10
+    timeout 200 build/kite-bench gemm >"$OUT/gemm.txt" 2>&1
+    echo "kite-bench gemm rc=$? ($(( $(date +%s) - T0 )) s)"
+    grep -E "^[0-9]+x[0-9]+x[0-9]+ |geomean" "$OUT/gemm.txt" | cut -c1-160 ;;
   launchdiag)
     echo "gdb: $(command -v gdb) valgrind: $(command -v valgrind)"
     CK_RUN_CASE=launch CK_VERBOSITY=verbose timeout 120 build/test_gpu 2>&1 | tail -15
