@@ -464,19 +464,40 @@ __device__ __forceinline__ target_t fetch_target(const kite_row_args &a, const e
   return classify_target(a, tgt, in ? to_f32(x[tgt]) : 0.f);
 }
 
+// Element d (0 <= d < kVec) of one 16-byte access, without indexing the
+// registers dynamically (that would put them in local memory).
+__device__ __forceinline__ float raw_elem(const raw_t &r, int d)
+{
+  if constexpr (sizeof(raw_t) != 16) {   // one-element accesses (never resident)
+    return to_f32(r.e[0]);
+  } else {
+  const uint4 v = *reinterpret_cast<const uint4 *>(&r);
+  const int byte = d * (int)sizeof(elem_t), word = byte >> 2;
+  uint32_t w = word == 0 ? v.x : word == 1 ? v.y : word == 2 ? v.z : v.w;
+  w >>= (byte & 3) * 8;
+  elem_t e;
+  if constexpr (sizeof(elem_t) == 2) {
+    const uint16_t h = (uint16_t)w;
+    memcpy(&e, &h, sizeof e);
+  } else {
+    memcpy(&e, &w, sizeof e);
+  }
+  return to_f32(e);
+  }
+}
+
 // Resident rows: the thread holding element tgt in r writes it to the row's
 // slot, so no dependent global load (target, then x[target]) holds up the
 // row; the reduction's barrier (or the warp's, for a one-warp row) makes it
-// visible to the row's first thread.
+// visible to the row's first thread.  One 32-bit compare per access: the
+// per-element test it replaces cost more than the row's arithmetic.
 __device__ __forceinline__ void put_target(const raw_t (&r)[kNv], int t, int64_t tgt, int n, float *slot)
 {
+  const int ti = tgt >= 0 && tgt < n ? (int)tgt : -1;
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
-    const int i = access_index(0, j, t);
-    if (tgt < i || tgt >= i + kVec || tgt >= n) continue;
-#pragma unroll
-    for (int e = 0; e < kVec; ++e)
-      if (tgt == i + e) *slot = to_f32(r[j].e[e]);
+    const int d = ti - access_index(0, j, t);
+    if ((unsigned)d < (unsigned)kVec) *slot = raw_elem(r[j], d);
   }
 }
 
