@@ -11,6 +11,11 @@
 #   bash bench/device_run.sh final           gemm triage and test_gemm, test_gpu split over
 #                                            processes, gemm and row variants, vs torch, in 500 s
 #   bash bench/device_run.sh all   [quick]   all three (only when they fit one call)
+#   bash bench/device_run.sh check           the gemm suite against cuBLASLt, then test_gemm beside
+#                                            test_gpu's partitions
+#   bash bench/device_run.sh rowsall         every row variant (bf16), the dispatch, torch.compile
+#   bash bench/device_run.sh rowscheck       test_gpu's partitions (a crash's frames named), then rowsall
+#   bash bench/device_run.sh final4          every test binary (the GPU ones split), then the gemm suite
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
 # hung kernel costs minutes, not the call.
@@ -163,18 +168,28 @@ gemm() {
   echo "---- gemm vs cuBLASLt"; cat "$OUT/gemm.txt"
 }
 
-# Session 4, call 1: the dispatched gemm against cuBLASLt over the whole
-# suite (alone on the GPU), then the correctness suites side by side.
-check() {
+# The dispatched gemm against cuBLASLt over the whole suite (alone on the GPU).
+gemm_suite() {
   timeout 200 build/kite-bench gemm >"$OUT/gemm.txt" 2>&1
   echo "kite-bench gemm rc=$? ($(( $(date +%s) - T0 )) s)"
   grep -E "^[0-9]+x[0-9]+x[0-9]+ |geomean|^shape" "$OUT/gemm.txt" | cut -c1-160
+}
+
+# test_gemm beside test_gpu's partitions (and the CPU suites too, with "cpu").
+gpu_suites() {
+  local cpu=
+  if [ "${1:-}" = cpu ]; then
+    KITE_TEST_TIMEOUT=300 bash tests/run.sh build/test_gen build/test_runtime build/test_dist >"$OUT/cpu_tests.log" 2>&1 &
+    cpu=$!
+  fi
   KITE_TEST_TIMEOUT=240 bash tests/run.sh build/test_gemm >"$OUT/gemm_test.log" 2>&1 &
   local gt=$!
   gpu_parallel
   wait $gt; echo "test_gemm: rc=$?"; grep -E "Checks|:[EF]:|stopped" "$OUT/gemm_test.log" | cut -c1-300 | head -8
-  grep -q 'launch rc=0' "$OUT/gpu_parts.txt" || { echo "-- launch case:"; tail -30 /tmp/gpu.launch.log; }
-  rm -f "$OUT"/*.csv
+  crash_names
+  [ -z "$cpu" ] && return
+  wait $cpu; echo "test_gen, test_runtime, test_dist: rc=$?"
+  grep -E "Checks|:[EF]:|stopped|SKIPPED|kite: [0-9]+ passed" "$OUT/cpu_tests.log" | cut -c1-300 | head -10
 }
 
 # A crash's stack, as the crash handler printed it: the test binary's frames
@@ -210,24 +225,9 @@ case $stage in
   gemm) gemm ;;
   all) tests; rows; gemm ;;
   measure) rows; gemm ;;
-  check) check ;;
+  check) gemm_suite; gpu_suites ;;
   rowsall) rowsall ;;
   rowscheck) gpu_parallel; crash_names; rowsall ;;
-  final4)   # every test binary (the GPU ones split), then the gemm suite alone
-    KITE_TEST_TIMEOUT=300 bash tests/run.sh build/test_gen build/test_runtime build/test_dist >"$OUT/cpu_tests.log" 2>&1 &
-    cpu=$!
-    KITE_TEST_TIMEOUT=240 bash tests/run.sh build/test_gemm >"$OUT/gemm_test.log" 2>&1 &
-    gt=$!
-    gpu_parallel
-    wait $gt; echo "test_gemm: rc=$?"; grep -E "Checks|:[EF]:|stopped" "$OUT/gemm_test.log" | cut -c1-300 | head -5
-    wait $cpu; echo "test_gen, test_runtime, test_dist: rc=$?"; grep -E "Checks|:[EF]:|stopped|SKIPPED|kite: [0-9]+ passed" "$OUT/cpu_tests.log" | cut -c1-300 | head -10
-    timeout 200 build/kite-bench gemm >"$OUT/gemm.txt" 2>&1
-    echo "kite-bench gemm rc=$? ($(( $(date +%s) - T0 )) s)"
-    grep -E "^[0-9]+x[0-9]+x[0-9]+ |geomean" "$OUT/gemm.txt" | cut -c1-160 ;;
-  launchdiag)
-    echo "gdb: $(command -v gdb) valgrind: $(command -v valgrind)"
-    CK_RUN_CASE=launch CK_VERBOSITY=verbose timeout 120 build/test_gpu 2>&1 | tail -15
-    command -v gdb >/dev/null && CK_RUN_CASE=launch timeout 200 gdb -q -batch -ex run -ex bt -ex "info threads" \
-      --args build/test_gpu 2>&1 | grep -vE "^\[(New|Thread)" | tail -40 ;;
-  *) echo "device_run.sh: unknown stage '$stage' (gpu, tests, rows, gemm, all)"; exit 2 ;;
+  final4) gpu_suites cpu; gemm_suite ;;
+  *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

@@ -858,13 +858,12 @@ static cudaError_t stub_launch(const void *args, cudaStream_t stream)
   return cudaErrorUnknown;
 }
 
-#define SV(nm, ab_, c_, al, rk, tm, tn)                                                             \
-  { .name = nm, .op = "gemm", .dtype = ab_, .dtype_out = c_, .n_min = 1, .n_max = INT32_MAX,      \
-    .align = al, .rank = rk, .tile_m = tm, .tile_n = tn, .eff = 1000, .launch = stub_launch }
-/* ... with the heuristic's efficiency (per mille) and cost_k */
+/* A gemm variant with the heuristic's efficiency (per mille) and cost_k */
 #define SVE(nm, ab_, c_, al, rk, tm, tn, ef, ck)                                                    \
   { .name = nm, .op = "gemm", .dtype = ab_, .dtype_out = c_, .n_min = 1, .n_max = INT32_MAX,      \
     .align = al, .rank = rk, .tile_m = tm, .tile_n = tn, .eff = ef, .cost_k = ck, .launch = stub_launch }
+/* ... at the templates' defaults (eff 1000, cost_k 0) */
+#define SV(nm, ab_, c_, al, rk, tm, tn) SVE(nm, ab_, c_, al, rk, tm, tn, 1000, 0)
 
 typedef struct gemm_case {
   kite_dtype ab, c;
