@@ -16,6 +16,8 @@
 #   bash bench/device_run.sh rowsall         every row variant (bf16), the dispatch, torch.compile
 #   bash bench/device_run.sh rowscheck       test_gpu's partitions (a crash's frames named), then rowsall
 #   bash bench/device_run.sh final4          every test binary (the GPU ones split), then the gemm suite
+#   bash bench/device_run.sh rowsquick       every bf16 row variant for N = 1024 ... 16384, few runs
+#   bash bench/device_run.sh final5          every test binary (GPU ones split), row SASS, rowsall
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
 # hung kernel costs minutes, not the call.
@@ -214,6 +216,23 @@ rowsall() {
   echo "vs_torch rc=$? ($(( $(date +%s) - T0 )) s)"; tail -22 "$OUT/vs_torch.txt"
 }
 
+# Local-memory instructions (spills, stack) in the row kernels' SASS.
+row_sass() {
+  local o
+  for o in build/obj/{rmsnorm,softmax,cross_entropy}/*.o; do
+    cuobjdump --dump-sass "$o" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "$o"
+  done >/tmp/row_ldl.txt
+  echo "row objects with LDL/STL in SASS: $(wc -l </tmp/row_ldl.txt) of $(ls build/obj/{rmsnorm,softmax,cross_entropy}/*.o | wc -l)"
+  head -5 /tmp/row_ldl.txt
+}
+
+# Session 5: every bf16 row variant up to 16384, quickly, for ranking.
+rowsquick() {
+  timeout 300 build/kite-bench --quick --variants --n 1024,2048,4096,8192,16384 >"$OUT/variants.txt" 2>&1
+  echo "kite-bench --variants rc=$? ($(( $(date +%s) - T0 )) s)"
+  grep -E " [=*] " "$OUT/variants.txt" | awk '{ printf "%-14s %6s %s %-48s %8s %6s\n", $1, $4, $5, $6, $7, $8 }'
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -228,6 +247,8 @@ case $stage in
   check) gemm_suite; gpu_suites ;;
   rowsall) rowsall ;;
   rowscheck) gpu_parallel; crash_names; rowsall ;;
+  rowsquick) rowsquick ;;
+  final5) gpu_suites cpu; row_sass; rowsall ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <math.h>
 #include <atomic>
+#include <type_traits>
 #include "kite.h"
 #include "kite_launch.h"
 
@@ -29,15 +30,27 @@ constexpr int kCtaThreads = kThreads * kRows;
 constexpr int kMinCtas = 2;            // CTAs per SM it is built for (registers, shared memory)
 constexpr int kPipe = 1;               // row blocks a CTA has in flight (> 1: persistent, prefetching)
 constexpr int kCacheChunks = 0;        // chunks the output pass rereads from shared memory
+constexpr bool kTwoPass = false;         // the op reads the row a second time for its output
 
 __device__ __forceinline__ float to_f32(elem_t v) { return v; }
 __device__ __forceinline__ elem_t from_f32(float v) { return v; }
 
+constexpr int kPerWord = 4 / (int)sizeof(elem_t);   // elements in a 32-bit word
+__device__ __forceinline__ void word_floats(uint32_t w, float *f) { f[0] = __uint_as_float(w); }
+__device__ __forceinline__ uint32_t floats_word(const float *f) { return __float_as_uint(f[0]); }
+
 constexpr int64_t kMaxGrid = 2147483647;
 constexpr float kLog2e = 1.4426950408889634f;
 
-// kVec elements as loaded: one 16-byte access, or one element.
-struct __align__(kVec * sizeof(elem_t)) raw_t { elem_t e[kVec]; };
+// kVec elements as loaded (one 16-byte access, or one element), held as
+// the words they arrive in: registers then carry whole words, and elements
+// are taken out only where they become floats.
+constexpr int kAccessBytes = kVec * (int)sizeof(elem_t);
+typedef std::conditional_t<kAccessBytes >= 4, uint32_t, uint16_t> word_t;
+typedef std::conditional_t<sizeof(elem_t) == 2, uint16_t, uint32_t> bits_t;   // one element's bits
+constexpr int kRawWords = kAccessBytes / (int)sizeof(word_t);
+constexpr int kEpw = (int)(sizeof(word_t) / sizeof(elem_t));   // elements per word of an access
+struct __align__(kAccessBytes) raw_t { word_t w[kRawWords]; };
 
 constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
 constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
@@ -59,40 +72,105 @@ __device__ __forceinline__ raw_t ld_stream(const elem_t *p)
   }
 }
 
-// Access starting at element i of a row of n: whole, or element-wise at the tail.
-__device__ __forceinline__ raw_t load_raw(const elem_t *row, int i, int n)
+constexpr int kElems = kNv * kVec;   // elements a thread holds of a chunk
+constexpr int kElemBits = 8 * (int)sizeof(elem_t);
+
+// The elements of an access as floats, in order.
+__device__ __forceinline__ void raw_floats1(const raw_t &r, float *f)
+{
+  if constexpr (sizeof(word_t) == 4) {
+#pragma unroll
+    for (int k = 0; k < kRawWords; ++k) word_floats(r.w[k], &f[k * kEpw]);
+  } else {
+    elem_t e;
+    memcpy(&e, &r.w[0], sizeof e);
+    f[0] = to_f32(e);
+  }
+}
+
+// kVec floats as an access (rounded to elem_t).
+__device__ __forceinline__ raw_t floats_raw(const float *f)
+{
+  raw_t r;
+  if constexpr (sizeof(word_t) == 4) {
+#pragma unroll
+    for (int k = 0; k < kRawWords; ++k) r.w[k] = floats_word(&f[k * kEpw]);
+  } else {
+    const elem_t e = from_f32(f[0]);
+    memcpy(&r.w[0], &e, sizeof e);
+  }
+  return r;
+}
+
+// The bits of element e of an access, and setting them.
+__device__ __forceinline__ bits_t elem_bits(const raw_t &r, int e)
+{
+  return (bits_t)(r.w[e / kEpw] >> (e % kEpw * kElemBits));
+}
+
+__device__ __forceinline__ void set_elem_bits(raw_t &r, int e, bits_t b)
+{
+  if constexpr (kEpw == 1) {
+    r.w[e] = b;
+  } else {
+    const int s = e % kEpw * kElemBits;
+    r.w[e / kEpw] = (r.w[e / kEpw] & ~(0xffffu << s)) | ((uint32_t)b << s);
+  }
+}
+
+// An access with every element `fill`.
+__device__ __forceinline__ raw_t splat(float fill)
+{
+  float f[kVec];
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) f[e] = fill;
+  return floats_raw(f);
+}
+
+// Access starting at element i of a row of n: whole, or element-wise at the
+// tail, elements at or past n reading as fill.
+__device__ __forceinline__ raw_t load_raw(const elem_t *row, int i, int n, float fill)
 {
   if (i + kVec <= n) return ld_stream(row + i);
-  raw_t r;
+  raw_t r = splat(fill);
+  const bits_t *b = reinterpret_cast<const bits_t *>(row + i);
 #pragma unroll
-  for (int e = 0; e < kVec; ++e) r.e[e] = i + e < n ? row[i + e] : from_f32(0.f);
+  for (int e = 0; e < kVec; ++e)
+    if (i + e < n) set_elem_bits(r, e, b[e]);
   return r;
+}
+
+// A resident thread's accesses as floats, in access order (the fill past the
+// row's end is in the data already, so no element needs a test).
+__device__ __forceinline__ void raw_floats(const raw_t (&r)[kNv], float (&f)[kElems])
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) raw_floats1(r[j], &f[j * kVec]);
 }
 
 // Elements of an access as floats; those at or past n read as fill.
 __device__ __forceinline__ void to_floats(const raw_t &r, int i, int n, float fill, float (&f)[kVec])
 {
-  if (i + kVec <= n) {
+  raw_floats1(r, f);
+  if (i + kVec <= n) return;
 #pragma unroll
-    for (int e = 0; e < kVec; ++e) f[e] = to_f32(r.e[e]);
-    return;
-  }
-#pragma unroll
-  for (int e = 0; e < kVec; ++e) f[e] = i + e < n ? to_f32(r.e[e]) : fill;
+  for (int e = 0; e < kVec; ++e)
+    if (i + e >= n) f[e] = fill;
 }
 
-__device__ __forceinline__ void store_floats(elem_t *row, int i, int n, const float (&f)[kVec])
+// kVec floats f as the access at element i of a row of n (elements from n on
+// are not written).
+__device__ __forceinline__ void store_floats(elem_t *row, int i, int n, const float *f)
 {
-  raw_t r;
-#pragma unroll
-  for (int e = 0; e < kVec; ++e) r.e[e] = from_f32(f[e]);
+  const raw_t r = floats_raw(f);
   if (i + kVec <= n) {
     *reinterpret_cast<raw_t *>(row + i) = r;
     return;
   }
+  bits_t *b = reinterpret_cast<bits_t *>(row + i);
 #pragma unroll
   for (int e = 0; e < kVec; ++e)
-    if (i + e < n) row[i + e] = r.e[e];
+    if (i + e < n) b[e] = elem_bits(r, e);
 }
 
 // Element index of a thread's j-th access in the chunk starting at base.
@@ -101,12 +179,14 @@ __device__ __forceinline__ int access_index(int base, int j, int t)
   return base + (j * kThreads + t) * kVec;
 }
 
-__device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, int n, raw_t (&r)[kNv])
+// This thread's accesses of the chunk at base; past n they read as fill.
+__device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, int n, raw_t (&r)[kNv],
+                                           float fill = 0.f)
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int i = access_index(base, j, t);
-    if (i < n) r[j] = load_raw(row, i, n);
+    r[j] = i < n ? load_raw(row, i, n, fill) : splat(fill);
   }
 }
 
@@ -125,13 +205,6 @@ __device__ __forceinline__ void cache_get(int c, int t, raw_t (&r)[kNv])
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) r[j] = row_cache[(c * kNv + j) * kThreads + t];
-}
-
-// Second pass: chunk c again, from the cache when the first pass kept it.
-__device__ __forceinline__ void load_again(const elem_t *row, int c, int t, int n, raw_t (&r)[kNv])
-{
-  if (c < kCacheChunks) cache_get(c, t, r);
-  else load_chunk(row, c * kChunk, t, n, r);
 }
 
 __device__ __forceinline__ float fast_exp2(float x)
@@ -162,63 +235,64 @@ __device__ __forceinline__ ms_t ms_add(ms_t a, const float (&f)[K])
   return { m, s };
 }
 
-__device__ __forceinline__ float warp_sum(float v)
+struct op_sum { __device__ float operator()(float a, float b) const { return a + b; } };
+struct op_max { __device__ float operator()(float a, float b) const { return fmaxf(a, b); } };
+
+// A row-wide reduction: warp shuffles, then the row's warps through shared
+// memory (red: one slot per warp of each row), combined in a fixed order so
+// results do not vary run to run.  Every thread of the CTA must call it when
+// the row spans warps (it holds a CTA barrier).
+template <typename Op>
+__device__ __forceinline__ float row_reduce(float v, float (*red)[kWarps], Op op)
 {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float warp_max(float v)
-{
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
-// Row-wide reductions: warp shuffles, then the row's warps through shared
-// memory, summed in a fixed order so results do not vary run to run.  Every
-// thread of the CTA must call them (they hold a CTA barrier).
-__device__ __forceinline__ float row_sum(float v, float (*red)[kWarps])
-{
-  v = warp_sum(v);
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   if constexpr (kWarps == 1) return v;
   const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
   if (threadIdx.x % 32 == 0) red[r][w] = v;
   __syncthreads();
-  float t = 0.f;
+  v = red[r][0];
 #pragma unroll
-  for (int k = 0; k < kWarps; ++k) t += red[r][k];
-  return t;
+  for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
+  return v;
 }
+
+__device__ __forceinline__ float row_sum(float v, float (*red)[kWarps]) { return row_reduce(v, red, op_sum{}); }
+__device__ __forceinline__ float row_max(float v, float (*red)[kWarps]) { return row_reduce(v, red, op_max{}); }
+
+// Reduction scratch of a row block: one slot per warp for each statistic,
+// kept apart so one reduction's slots are never rewritten before every
+// thread has read them (the next reduction's barrier comes first).
+struct scratch_t { float m[kRows][kWarps], s[kRows][kWarps]; };
 
 // Row-wide softmax statistics from each thread's: the row's max first (no
 // exponentials), then each thread rescales its sum to it once and the sums
 // are added.  Combining (max, sum) pairs at every step instead would cost two
-// exponentials per shuffle and per warp, more than the elements' own.  Two
-// CTA barriers when the row spans warps; the scratch's .m and .s are written
-// after different barriers, so one row's sums never meet the next's maxima.
-__device__ __forceinline__ ms_t row_ms(ms_t v, ms_t (*red)[kWarps])
+// exponentials per shuffle and per warp, more than the elements' own.
+__device__ __forceinline__ ms_t row_ms(ms_t v, scratch_t &red)
 {
-  const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
-  float m = warp_max(v.m);
-  if constexpr (kWarps > 1) {
-    if (threadIdx.x % 32 == 0) red[r][w].m = m;
-    __syncthreads();
-    m = red[r][0].m;
+  const float m = row_max(v.m, red.m);
+  const float s = v.m == -INFINITY ? 0.f : v.s * fast_exp2((v.m - m) * kLog2e);
+  return { m, row_sum(s, red.s) };
+}
+
+// Resident rows' statistics over the floats a thread holds: the row's max,
+// then each element's exp2 once (left in f for the caller, 0 for the -inf
+// fill), summed.  A row of -inf (or a dead row's fill) gets max -inf and sum 0.
+__device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red)
+{
+  float m = f[0];
 #pragma unroll
-    for (int k = 1; k < kWarps; ++k) m = fmaxf(m, red[r][k].m);
-  }
-  float s = v.m == -INFINITY ? 0.f : v.s * fast_exp2((v.m - m) * kLog2e);
-  s = warp_sum(s);
-  if constexpr (kWarps > 1) {
-    if (threadIdx.x % 32 == 0) red[r][w].s = s;
-    __syncthreads();
-    s = 0.f;
+  for (int e = 1; e < kElems; ++e) m = fmaxf(m, f[e]);
+  m = row_max(m, red.m);
+  const float ms = m == -INFINITY ? 0.f : m * kLog2e;
+  float s = 0.f;
 #pragma unroll
-    for (int k = 0; k < kWarps; ++k) s += red[r][k].s;
+  for (int e = 0; e < kElems; ++e) {
+    f[e] = fast_exp2(fmaf(f[e], kLog2e, -ms));
+    s += f[e];
   }
-  return { m, s };
+  return { m, row_sum(s, red.s) };
 }
 
 // Where this thread works: its row within the CTA and lane within the row.
@@ -268,10 +342,11 @@ __host__ cudaError_t raise_smem(Kernel kernel, int bytes)
   return e;
 }
 
-// The chunk of a resident row this thread holds, from global memory.
-__device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv])
+// The chunk of a resident row this thread holds, from global memory; past n
+// it reads as fill.
+__device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv], float fill)
 {
-  load_chunk(row, 0, p.t, n, r);
+  load_chunk(row, 0, p.t, n, r, fill);
 }
 
 // Resident rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ...; with
@@ -286,6 +361,12 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   const int64_t blocks = (M + kRows - 1) / kRows;
   int64_t b = blockIdx.x;
   if (b >= blocks) return;
+  if constexpr (kPipe == 1) {   // one row block per CTA, grid-strided only past the grid limit
+    int k = 0;
+#pragma unroll 1
+    for (; b < blocks; b += gridDim.x, k ^= 1) finish(place(b, M), load(place(b, M)), k);
+    return;
+  }
   Row cur = load(place(b, M));
 #pragma unroll 1
   for (int k = 0;; k ^= 1) {
@@ -304,6 +385,14 @@ __device__ __forceinline__ void load_first(const elem_t *row, int c, const place
 {
   load_chunk(row, c * kChunk, p.t, n, r);
   if (c < kCacheChunks) cache_put(c, p.t, r);
+}
+
+// Second pass: chunk c again, from the cache when the first pass kept it,
+// else from global memory (much of it still in L2).
+__device__ __forceinline__ void load_again(const elem_t *row, int c, const place_t &p, int n, raw_t (&r)[kNv])
+{
+  if (c < kCacheChunks) cache_get(c, p.t, r);
+  else load_chunk(row, c * kChunk, p.t, n, r);
 }
 
 // Runs body(place) for each row block this CTA owns; the barrier between
@@ -354,26 +443,22 @@ __device__ __forceinline__ target_t fetch_target(const kite_row_args &a, const e
   return classify_target(a, tgt, in ? to_f32(x[tgt]) : 0.f);
 }
 
-// Element d (0 <= d < kVec) of one 16-byte access, without indexing the
-// registers dynamically (that would put them in local memory).
+// Element d (0 <= d < kVec) of an access, without indexing the registers
+// dynamically (that would put them in local memory).
 __device__ __forceinline__ float raw_elem(const raw_t &r, int d)
 {
-  if constexpr (sizeof(raw_t) != 16) {   // one-element accesses (never resident)
-    return to_f32(r.e[0]);
-  } else {
-  const uint4 v = *reinterpret_cast<const uint4 *>(&r);
-  const int byte = d * (int)sizeof(elem_t), word = byte >> 2;
-  uint32_t w = word == 0 ? v.x : word == 1 ? v.y : word == 2 ? v.z : v.w;
-  w >>= (byte & 3) * 8;
-  elem_t e;
-  if constexpr (sizeof(elem_t) == 2) {
-    const uint16_t h = (uint16_t)w;
-    memcpy(&e, &h, sizeof e);
-  } else {
-    memcpy(&e, &w, sizeof e);
+  word_t w = r.w[0];
+  if constexpr (kRawWords == 4) {   // selects on a copy: the frontend turns a loop of them into an index
+    uint4 v;
+    memcpy(&v, &r, sizeof v);
+    const int k = d / kEpw;
+    w = k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
   }
-  return to_f32(e);
-  }
+  raw_t one = splat(0.f);
+  one.w[0] = w;
+  float f[kVec];
+  raw_floats1(one, f);
+  return d % kEpw == 0 ? f[0] : f[kEpw - 1];
 }
 
 // Resident rows: the thread holding element tgt in r writes it to the row's
@@ -404,7 +489,7 @@ struct row_t { raw_t r[kNv]; int64_t tgt; };
 
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const kite_row_args a)
 {
-  __shared__ ms_t red[2][kRows][kWarps];
+  __shared__ scratch_t red[2];
   __shared__ float tlogit[2][kRows];   // each row's target logit, alternating like red
   const int n = (int)a.N;
   if constexpr (kResident) {
@@ -412,14 +497,16 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const
       row_t x = {};
       x.tgt = a.ignore_index;
       if (!p.live) return x;
-      load_row(row_in(a.x, a.ldx, p), p, n, x.r);
+      load_row(row_in(a.x, a.ldx, p), p, n, x.r, -INFINITY);
       x.tgt = a.target[p.row];   // every thread of the row: one broadcast load per warp
       return x;
     }, [&](place_t p, const row_t &x, int k) {
       const int m = p.live ? n : 0;   // dead rows touch nothing
       const int r = threadIdx.x / kThreads;
       put_target(x.r, p.t, x.tgt, m, &tlogit[k][r]);
-      const ms_t st = row_ms(chunk_stats({ -INFINITY, 0.f }, x.r, 0, p.t, m), red[k]);
+      float f[kElems];
+      raw_floats(x.r, f);
+      const ms_t st = resident_ms(f, red[k]);
       if constexpr (kWarps == 1) __syncwarp();
       const bool in = x.tgt >= 0 && x.tgt < a.N && x.tgt != a.ignore_index;
       write_loss(a, p, st, classify_target(a, x.tgt, in && p.t == 0 ? tlogit[k][r] : 0.f));

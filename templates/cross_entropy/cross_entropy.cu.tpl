@@ -34,26 +34,22 @@ __device__ __forceinline__ target_t fetch_target(const kite_row_args &a, const e
   return classify_target(a, tgt, in ? to_f32(x[tgt]) : 0.f);
 }
 
-// Element d (0 <= d < kVec) of one 16-byte access, without indexing the
-// registers dynamically (that would put them in local memory).
+// Element d (0 <= d < kVec) of an access, without indexing the registers
+// dynamically (that would put them in local memory).
 __device__ __forceinline__ float raw_elem(const raw_t &r, int d)
 {
-  if constexpr (sizeof(raw_t) != 16) {   // one-element accesses (never resident)
-    return to_f32(r.e[0]);
-  } else {
-  const uint4 v = *reinterpret_cast<const uint4 *>(&r);
-  const int byte = d * (int)sizeof(elem_t), word = byte >> 2;
-  uint32_t w = word == 0 ? v.x : word == 1 ? v.y : word == 2 ? v.z : v.w;
-  w >>= (byte & 3) * 8;
-  elem_t e;
-  if constexpr (sizeof(elem_t) == 2) {
-    const uint16_t h = (uint16_t)w;
-    memcpy(&e, &h, sizeof e);
-  } else {
-    memcpy(&e, &w, sizeof e);
+  word_t w = r.w[0];
+  if constexpr (kRawWords == 4) {   // selects on a copy: the frontend turns a loop of them into an index
+    uint4 v;
+    memcpy(&v, &r, sizeof v);
+    const int k = d / kEpw;
+    w = k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
   }
-  return to_f32(e);
-  }
+  raw_t one = splat(0.f);
+  one.w[0] = w;
+  float f[kVec];
+  raw_floats1(one, f);
+  return d % kEpw == 0 ? f[0] : f[kEpw - 1];
 }
 
 // Resident rows: the thread holding element tgt in r writes it to the row's
@@ -84,7 +80,7 @@ struct row_t { raw_t r[kNv]; int64_t tgt; };
 
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const kite_row_args a)
 {
-  __shared__ ms_t red[2][kRows][kWarps];
+  __shared__ scratch_t red[2];
   __shared__ float tlogit[2][kRows];   // each row's target logit, alternating like red
   const int n = (int)a.N;
   if constexpr (kResident) {
@@ -92,14 +88,16 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const
       row_t x = {};
       x.tgt = a.ignore_index;
       if (!p.live) return x;
-      load_row(row_in(a.x, a.ldx, p), p, n, x.r);
+      load_row(row_in(a.x, a.ldx, p), p, n, x.r, -INFINITY);
       x.tgt = a.target[p.row];   // every thread of the row: one broadcast load per warp
       return x;
     }, [&](place_t p, const row_t &x, int k) {
       const int m = p.live ? n : 0;   // dead rows touch nothing
       const int r = threadIdx.x / kThreads;
       put_target(x.r, p.t, x.tgt, m, &tlogit[k][r]);
-      const ms_t st = row_ms(chunk_stats({ -INFINITY, 0.f }, x.r, 0, p.t, m), red[k]);
+      float f[kElems];
+      raw_floats(x.r, f);
+      const ms_t st = resident_ms(f, red[k]);
       if constexpr (kWarps == 1) __syncwarp();
       const bool in = x.tgt >= 0 && x.tgt < a.N && x.tgt != a.ignore_index;
       write_loss(a, p, st, classify_target(a, x.tgt, in && p.t == 0 ? tlogit[k][r] : 0.f));

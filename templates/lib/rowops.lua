@@ -47,21 +47,15 @@ function M.vec(p)
   return 16 // dtypes[p.dtype].size
 end
 
--- The register ladder: small rows use few threads and many rows per CTA;
--- long rows use more threads and more accesses per thread: 4, or 2 for an op
--- with two operands in its output pass (rmsnorm spills at 64 registers with 4).
+-- Resident rows in registers.  One row block per CTA (pipe 1): one-warp
+-- rows of 1, 2 or 4 accesses, wider rows of 2 or 4; 1024-thread rows take
+-- the accesses a streaming thread would.  Pipelined (pipe 2): 2 accesses (one
+-- on a one-warp row), the next block's in flight beside them.
 local function ladder_ok(p, opts)
-  local most = 4 // opts.stream_operands
-  -- tiny rows always pipeline; a one-warp row of 2 or 4 accesses needs no
-  -- CTA barrier at all (its reduction is shuffles only)
-  -- (ops with an output pass spill there at 64 registers: ptxas)
-  if p.threads == 32 then
-    return (p.nv == 1 and p.pipe == 2) or (p.nv > 1 and p.pipe == 1 and not opts.two_pass)
-  end
-  if p.threads <= 128 then return p.nv == 2 or (p.nv == 4 and p.pipe == 1 and most == 4) end
-  if p.pipe > 1 then return p.nv == 2 end   -- two row blocks in flight: fewer accesses each
-  if p.threads == 256 then return p.nv == 2 or p.nv == most end
-  return p.nv == most
+  if p.pipe > 1 then return p.nv == (p.threads == 32 and 1 or 2) end
+  if p.threads == 32 then return true end
+  if p.threads == 1024 then return p.nv == 4 // opts.stream_operands end
+  return p.nv >= 2
 end
 
 -- Bytes of row data a resident thread holds in registers at once: its
@@ -116,17 +110,14 @@ end
 -- (reading x a second time), stream_operands = rows a streaming thread holds
 -- at once in the output pass (x, and w for rmsnorm), occupancy to fix the
 -- threads per SM (cross-entropy's target fetch needs the registers of the
--- 1024-thread budget), pipe_first = the pipe value ranked first (measured:
--- rmsnorm gains from pipelining with w in shared memory; softmax and
--- cross-entropy ran faster with one row block per CTA and more CTAs),
--- shared_w when resident variants keep w in shared memory.
+-- 1024-thread budget), shared_w when resident variants keep w in shared
+-- memory, bulk_first = the chunk sizes (from, to) where bulk rows of 4
+-- accesses and `pipe` stages are ranked before register rows.
 M.OPS = {
-  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, pipe_first = 2, shared_w = true,
-              bulk_first = { { from = 1, to = 16384, pipe = 4 } } },
-  softmax = { two_pass = true, stream_operands = 1, pipe_first = 1,
-              bulk_first = { { from = 1, to = 8192, pipe = 4 }, { from = 16384, to = 16384, pipe = 2 } } },
-  cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024, pipe_first = 1,
-                    bulk_first = { { from = 16384, to = 16384, pipe = 2 } }, wide_first = true },
+  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {} },
+  softmax = { two_pass = true, stream_operands = 1, bulk_first = {} },
+  cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024,
+                    bulk_first = { { from = 8192, to = 16384, pipe = 2 } } },
 }
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
@@ -144,7 +135,8 @@ function M.staged_valid(p, opts)
   end
   if p.cache ~= 0 then return false, "bulk rows are read once" end
   if p.threads <= 128 then return p.nv == (p.threads == 32 and 1 or 2) end
-  return ladder_ok({ threads = p.threads, nv = p.nv, pipe = 1 }, opts)
+  local most = 4 // opts.stream_operands
+  return p.nv == most or (p.threads == 256 and p.nv == 2)
 end
 
 function M.valid(p, opts)
@@ -179,59 +171,49 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 -- Dispatch metadata: the N range, the alignment the variant needs of every
 -- pointer and row stride, and its rank (lower is preferred when several fit;
 -- among equal ranks the runtime takes the smallest n_max).  The ranks follow
--- what kite-bench --variants measured on an H200 (bf16, bench/RESULTS.md,
--- session 3 run 3 and session 4):
---   0  bulk rows whose chunk lies in one of opts.bulk_first's ranges, with
---      that range's pipe depth (rmsnorm: up to 16384, 4 stages; softmax: up
---      to 8192 with 4 stages and 16384 with 2; cross-entropy: 16384, 2
---      stages); otherwise the resident rows of the op's faster pipelining
---      choice (opts.pipe_first); for cross-entropy (opts.wide_first) the wide
---      small rows (M.wide_small) in place of the ladder's rows of twice the
---      threads (session 4: 2.21 v. 2.10 TB/s at N = 1024, 2.25 v. 2.09 at 4096)
---   1  the other resident rows, those the rows above replace, and the wide
---      small rows of softmax and rmsnorm (not faster where measured)
---   2  streamed rows (stream mode, 2 stages, the op's row cache)
---   3  streaming rows by plain loads (16-byte accesses)
+-- what was measured on an H200 (bf16, bench/RESULTS.md, session 5):
+--   0  resident rows, one row block per CTA, on the wide ladder: one warp
+--      per row of 1, 2 or 4 accesses, then 4 accesses per thread on 64 to 512
+--      threads; where opts.bulk_first says, bulk rows of 4 accesses in their
+--      place (cross-entropy 8192 and 16384: 3.66 v. 3.39, 3.33 v. 2.87 TB/s)
+--   1  the other resident rows (fewer accesses, pipelined)
+--   2  streaming rows by plain loads (16-byte accesses; session 5, N = 65536
+--      / 262144: rmsnorm 3.22 / 2.69, softmax 3.80 / 2.83, cross-entropy
+--      3.85 / 4.04 TB/s: 6-28% faster than the streamed rows, even with
+--      their second pass through the bulk-copy ring)
+--   3  streamed rows (stream mode, 2 stages, the op's row cache)
 --   4  resident rows of 1024 threads: slower than streaming where both fit
 --   5  element-wise streaming, for unaligned data
 --   6  the other staged rows: measured slower, never preferred
 local function bulk_first(p, opts)
   local c = M.chunk(p)
   for _, b in ipairs(opts.bulk_first) do
-    if c >= b.from and c <= b.to and (p.mode ~= "bulk" or p.pipe == b.pipe) then return true end
+    if c >= b.from and c <= b.to and (p.mode ~= "bulk" or (p.pipe == b.pipe and p.nv == 4)) then return true end
   end
   return false
 end
 
--- Resident rows of 128 threads or fewer with more accesses than the ladder's
--- first choice: one-warp rows of 2 or 4 accesses, 64 and 128 threads with 4.
-function M.wide_small(p)
-  return p.threads <= 128 and p.nv > (p.threads == 32 and 1 or 2)
-end
-
 local function reg_rank(p, opts)
   if p.threads == 1024 then return 4 end
-  if p.pipe ~= opts.pipe_first or bulk_first(p, opts) then return 1 end
-  if M.wide_small(p) then return opts.wide_first and 0 or 1 end
-  if opts.wide_first and p.nv == 2 and p.threads >= 64 and p.threads <= 256 then return 1 end
-  return 0
+  if p.pipe ~= 1 or bulk_first(p, opts) then return 1 end
+  if p.threads == 32 or p.nv == 4 then return 0 end
+  return 1
 end
 
 function M.meta(p, opts)
   local size = dtypes[p.dtype].size
   if p.mode == "bulk" then
-    local first = bulk_first(p, opts)
-    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = first and 0 or 6 }
+    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = bulk_first(p, opts) and 0 or 6 }
   end
   if p.mode == "stream" then
     local cache = opts.two_pass and 3 or 0
-    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = (p.pipe == 2 and p.cache == cache) and 2 or 6 }
+    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = (p.pipe == 2 and p.cache == cache) and 3 or 6 }
   end
   if p.mode == "reg" then
     return { n_min = 1, n_max = M.chunk(p), align = 16, rank = reg_rank(p, opts) }
   end
   if p.access == "v16" then
-    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 3 }
+    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 2 }
   end
   return { n_min = 1, n_max = M.N_MAX, align = size, rank = 5 }
 end
@@ -262,7 +244,7 @@ function M.prelude(op, p)
   local out = {}
   local function add(s) out[#out + 1] = s end
   add(dtypes.includes())
-  add("#include <atomic>")
+  add("#include <atomic>\n#include <type_traits>")
   add('#include "kite.h"\n#include "kite_launch.h"\n')
   add("// Not every op uses every shared helper below.\n#pragma nv_diag_suppress 177\n\nnamespace {\n")
   add(string.format([[
@@ -279,9 +261,11 @@ constexpr int kCtaThreads = kThreads * kRows;
 constexpr int kMinCtas = %d;            // CTAs per SM it is built for (registers, shared memory)
 constexpr int kPipe = %d;               // row blocks a CTA has in flight (> 1: persistent, prefetching)
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
+constexpr bool kTwoPass = %s;         // the op reads the row a second time for its output
 ]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
-    M.min_ctas(p, opts), p.pipe, p.cache))
+    M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass)))
   add(d.convert())
+  add(d.words())
   add(M.DEVICE)
   add(launch.RAISE_SMEM)
   if M.staged(p) then
@@ -324,8 +308,15 @@ M.DEVICE = [[
 constexpr int64_t kMaxGrid = 2147483647;
 constexpr float kLog2e = 1.4426950408889634f;
 
-// kVec elements as loaded: one 16-byte access, or one element.
-struct __align__(kVec * sizeof(elem_t)) raw_t { elem_t e[kVec]; };
+// kVec elements as loaded (one 16-byte access, or one element), held as
+// the words they arrive in: registers then carry whole words, and elements
+// are taken out only where they become floats.
+constexpr int kAccessBytes = kVec * (int)sizeof(elem_t);
+typedef std::conditional_t<kAccessBytes >= 4, uint32_t, uint16_t> word_t;
+typedef std::conditional_t<sizeof(elem_t) == 2, uint16_t, uint32_t> bits_t;   // one element's bits
+constexpr int kRawWords = kAccessBytes / (int)sizeof(word_t);
+constexpr int kEpw = (int)(sizeof(word_t) / sizeof(elem_t));   // elements per word of an access
+struct __align__(kAccessBytes) raw_t { word_t w[kRawWords]; };
 
 constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
 constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
@@ -347,40 +338,105 @@ __device__ __forceinline__ raw_t ld_stream(const elem_t *p)
   }
 }
 
-// Access starting at element i of a row of n: whole, or element-wise at the tail.
-__device__ __forceinline__ raw_t load_raw(const elem_t *row, int i, int n)
+constexpr int kElems = kNv * kVec;   // elements a thread holds of a chunk
+constexpr int kElemBits = 8 * (int)sizeof(elem_t);
+
+// The elements of an access as floats, in order.
+__device__ __forceinline__ void raw_floats1(const raw_t &r, float *f)
+{
+  if constexpr (sizeof(word_t) == 4) {
+#pragma unroll
+    for (int k = 0; k < kRawWords; ++k) word_floats(r.w[k], &f[k * kEpw]);
+  } else {
+    elem_t e;
+    memcpy(&e, &r.w[0], sizeof e);
+    f[0] = to_f32(e);
+  }
+}
+
+// kVec floats as an access (rounded to elem_t).
+__device__ __forceinline__ raw_t floats_raw(const float *f)
+{
+  raw_t r;
+  if constexpr (sizeof(word_t) == 4) {
+#pragma unroll
+    for (int k = 0; k < kRawWords; ++k) r.w[k] = floats_word(&f[k * kEpw]);
+  } else {
+    const elem_t e = from_f32(f[0]);
+    memcpy(&r.w[0], &e, sizeof e);
+  }
+  return r;
+}
+
+// The bits of element e of an access, and setting them.
+__device__ __forceinline__ bits_t elem_bits(const raw_t &r, int e)
+{
+  return (bits_t)(r.w[e / kEpw] >> (e % kEpw * kElemBits));
+}
+
+__device__ __forceinline__ void set_elem_bits(raw_t &r, int e, bits_t b)
+{
+  if constexpr (kEpw == 1) {
+    r.w[e] = b;
+  } else {
+    const int s = e % kEpw * kElemBits;
+    r.w[e / kEpw] = (r.w[e / kEpw] & ~(0xffffu << s)) | ((uint32_t)b << s);
+  }
+}
+
+// An access with every element `fill`.
+__device__ __forceinline__ raw_t splat(float fill)
+{
+  float f[kVec];
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) f[e] = fill;
+  return floats_raw(f);
+}
+
+// Access starting at element i of a row of n: whole, or element-wise at the
+// tail, elements at or past n reading as fill.
+__device__ __forceinline__ raw_t load_raw(const elem_t *row, int i, int n, float fill)
 {
   if (i + kVec <= n) return ld_stream(row + i);
-  raw_t r;
+  raw_t r = splat(fill);
+  const bits_t *b = reinterpret_cast<const bits_t *>(row + i);
 #pragma unroll
-  for (int e = 0; e < kVec; ++e) r.e[e] = i + e < n ? row[i + e] : from_f32(0.f);
+  for (int e = 0; e < kVec; ++e)
+    if (i + e < n) set_elem_bits(r, e, b[e]);
   return r;
+}
+
+// A resident thread's accesses as floats, in access order (the fill past the
+// row's end is in the data already, so no element needs a test).
+__device__ __forceinline__ void raw_floats(const raw_t (&r)[kNv], float (&f)[kElems])
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) raw_floats1(r[j], &f[j * kVec]);
 }
 
 // Elements of an access as floats; those at or past n read as fill.
 __device__ __forceinline__ void to_floats(const raw_t &r, int i, int n, float fill, float (&f)[kVec])
 {
-  if (i + kVec <= n) {
+  raw_floats1(r, f);
+  if (i + kVec <= n) return;
 #pragma unroll
-    for (int e = 0; e < kVec; ++e) f[e] = to_f32(r.e[e]);
-    return;
-  }
-#pragma unroll
-  for (int e = 0; e < kVec; ++e) f[e] = i + e < n ? to_f32(r.e[e]) : fill;
+  for (int e = 0; e < kVec; ++e)
+    if (i + e >= n) f[e] = fill;
 }
 
-__device__ __forceinline__ void store_floats(elem_t *row, int i, int n, const float (&f)[kVec])
+// kVec floats f as the access at element i of a row of n (elements from n on
+// are not written).
+__device__ __forceinline__ void store_floats(elem_t *row, int i, int n, const float *f)
 {
-  raw_t r;
-#pragma unroll
-  for (int e = 0; e < kVec; ++e) r.e[e] = from_f32(f[e]);
+  const raw_t r = floats_raw(f);
   if (i + kVec <= n) {
     *reinterpret_cast<raw_t *>(row + i) = r;
     return;
   }
+  bits_t *b = reinterpret_cast<bits_t *>(row + i);
 #pragma unroll
   for (int e = 0; e < kVec; ++e)
-    if (i + e < n) row[i + e] = r.e[e];
+    if (i + e < n) b[e] = elem_bits(r, e);
 }
 
 // Element index of a thread's j-th access in the chunk starting at base.
@@ -389,12 +445,14 @@ __device__ __forceinline__ int access_index(int base, int j, int t)
   return base + (j * kThreads + t) * kVec;
 }
 
-__device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, int n, raw_t (&r)[kNv])
+// This thread's accesses of the chunk at base; past n they read as fill.
+__device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, int n, raw_t (&r)[kNv],
+                                           float fill = 0.f)
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int i = access_index(base, j, t);
-    if (i < n) r[j] = load_raw(row, i, n);
+    r[j] = i < n ? load_raw(row, i, n, fill) : splat(fill);
   }
 }
 
@@ -413,13 +471,6 @@ __device__ __forceinline__ void cache_get(int c, int t, raw_t (&r)[kNv])
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) r[j] = row_cache[(c * kNv + j) * kThreads + t];
-}
-
-// Second pass: chunk c again, from the cache when the first pass kept it.
-__device__ __forceinline__ void load_again(const elem_t *row, int c, int t, int n, raw_t (&r)[kNv])
-{
-  if (c < kCacheChunks) cache_get(c, t, r);
-  else load_chunk(row, c * kChunk, t, n, r);
 }
 
 __device__ __forceinline__ float fast_exp2(float x)
@@ -450,63 +501,64 @@ __device__ __forceinline__ ms_t ms_add(ms_t a, const float (&f)[K])
   return { m, s };
 }
 
-__device__ __forceinline__ float warp_sum(float v)
+struct op_sum { __device__ float operator()(float a, float b) const { return a + b; } };
+struct op_max { __device__ float operator()(float a, float b) const { return fmaxf(a, b); } };
+
+// A row-wide reduction: warp shuffles, then the row's warps through shared
+// memory (red: one slot per warp of each row), combined in a fixed order so
+// results do not vary run to run.  Every thread of the CTA must call it when
+// the row spans warps (it holds a CTA barrier).
+template <typename Op>
+__device__ __forceinline__ float row_reduce(float v, float (*red)[kWarps], Op op)
 {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float warp_max(float v)
-{
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
-// Row-wide reductions: warp shuffles, then the row's warps through shared
-// memory, summed in a fixed order so results do not vary run to run.  Every
-// thread of the CTA must call them (they hold a CTA barrier).
-__device__ __forceinline__ float row_sum(float v, float (*red)[kWarps])
-{
-  v = warp_sum(v);
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   if constexpr (kWarps == 1) return v;
   const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
   if (threadIdx.x % 32 == 0) red[r][w] = v;
   __syncthreads();
-  float t = 0.f;
+  v = red[r][0];
 #pragma unroll
-  for (int k = 0; k < kWarps; ++k) t += red[r][k];
-  return t;
+  for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
+  return v;
 }
+
+__device__ __forceinline__ float row_sum(float v, float (*red)[kWarps]) { return row_reduce(v, red, op_sum{}); }
+__device__ __forceinline__ float row_max(float v, float (*red)[kWarps]) { return row_reduce(v, red, op_max{}); }
+
+// Reduction scratch of a row block: one slot per warp for each statistic,
+// kept apart so one reduction's slots are never rewritten before every
+// thread has read them (the next reduction's barrier comes first).
+struct scratch_t { float m[kRows][kWarps], s[kRows][kWarps]; };
 
 // Row-wide softmax statistics from each thread's: the row's max first (no
 // exponentials), then each thread rescales its sum to it once and the sums
 // are added.  Combining (max, sum) pairs at every step instead would cost two
-// exponentials per shuffle and per warp, more than the elements' own.  Two
-// CTA barriers when the row spans warps; the scratch's .m and .s are written
-// after different barriers, so one row's sums never meet the next's maxima.
-__device__ __forceinline__ ms_t row_ms(ms_t v, ms_t (*red)[kWarps])
+// exponentials per shuffle and per warp, more than the elements' own.
+__device__ __forceinline__ ms_t row_ms(ms_t v, scratch_t &red)
 {
-  const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
-  float m = warp_max(v.m);
-  if constexpr (kWarps > 1) {
-    if (threadIdx.x % 32 == 0) red[r][w].m = m;
-    __syncthreads();
-    m = red[r][0].m;
+  const float m = row_max(v.m, red.m);
+  const float s = v.m == -INFINITY ? 0.f : v.s * fast_exp2((v.m - m) * kLog2e);
+  return { m, row_sum(s, red.s) };
+}
+
+// Resident rows' statistics over the floats a thread holds: the row's max,
+// then each element's exp2 once (left in f for the caller, 0 for the -inf
+// fill), summed.  A row of -inf (or a dead row's fill) gets max -inf and sum 0.
+__device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red)
+{
+  float m = f[0];
 #pragma unroll
-    for (int k = 1; k < kWarps; ++k) m = fmaxf(m, red[r][k].m);
-  }
-  float s = v.m == -INFINITY ? 0.f : v.s * fast_exp2((v.m - m) * kLog2e);
-  s = warp_sum(s);
-  if constexpr (kWarps > 1) {
-    if (threadIdx.x % 32 == 0) red[r][w].s = s;
-    __syncthreads();
-    s = 0.f;
+  for (int e = 1; e < kElems; ++e) m = fmaxf(m, f[e]);
+  m = row_max(m, red.m);
+  const float ms = m == -INFINITY ? 0.f : m * kLog2e;
+  float s = 0.f;
 #pragma unroll
-    for (int k = 0; k < kWarps; ++k) s += red[r][k].s;
+  for (int e = 0; e < kElems; ++e) {
+    f[e] = fast_exp2(fmaf(f[e], kLog2e, -ms));
+    s += f[e];
   }
-  return { m, s };
+  return { m, row_sum(s, red.s) };
 }
 
 // Where this thread works: its row within the CTA and lane within the row.
@@ -543,10 +595,11 @@ __device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t
 
 -- Resident rows held in registers: the row driver for modes "reg".
 M.REG_ROWS = [[
-// The chunk of a resident row this thread holds, from global memory.
-__device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv])
+// The chunk of a resident row this thread holds, from global memory; past n
+// it reads as fill.
+__device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv], float fill)
 {
-  load_chunk(row, 0, p.t, n, r);
+  load_chunk(row, 0, p.t, n, r, fill);
 }
 
 // Resident rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ...; with
@@ -561,6 +614,12 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   const int64_t blocks = (M + kRows - 1) / kRows;
   int64_t b = blockIdx.x;
   if (b >= blocks) return;
+  if constexpr (kPipe == 1) {   // one row block per CTA, grid-strided only past the grid limit
+    int k = 0;
+#pragma unroll 1
+    for (; b < blocks; b += gridDim.x, k ^= 1) finish(place(b, M), load(place(b, M)), k);
+    return;
+  }
   Row cur = load(place(b, M));
 #pragma unroll 1
   for (int k = 0;; k ^= 1) {
@@ -592,9 +651,9 @@ __device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t bloc
 
 // The chunk of a resident row this thread holds, from its stage (the tail
 // access from global memory).
-__device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv])
+__device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv], float fill)
 {
-  load_staged(p.stage, row, 0, p.t, n, r);
+  load_staged(p.stage, row, 0, p.t, n, r, fill);
 }
 
 // Bulk rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ... with
@@ -661,13 +720,13 @@ __device__ __forceinline__ uint32_t bulk_bytes(int n)
 // Access j of this thread in a staged chunk starting at element base of the
 // row: from the stage while whole, the tail from global memory.
 __device__ __forceinline__ void load_staged(const raw_t *stage, const elem_t *row, int base, int t, int n,
-                                            raw_t (&r)[kNv])
+                                            raw_t (&r)[kNv], float fill = 0.f)
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int i = access_index(base, j, t);
     if (i + kVec <= n) r[j] = stage[j * kThreads + t];
-    else if (i < n) r[j] = load_raw(row, i, n);
+    else r[j] = i < n ? load_raw(row, i, n, fill) : splat(fill);
   }
 }
 ]]
@@ -679,6 +738,14 @@ __device__ __forceinline__ void load_first(const elem_t *row, int c, const place
 {
   load_chunk(row, c * kChunk, p.t, n, r);
   if (c < kCacheChunks) cache_put(c, p.t, r);
+}
+
+// Second pass: chunk c again, from the cache when the first pass kept it,
+// else from global memory (much of it still in L2).
+__device__ __forceinline__ void load_again(const elem_t *row, int c, const place_t &p, int n, raw_t (&r)[kNv])
+{
+  if (c < kCacheChunks) cache_get(c, p.t, r);
+  else load_chunk(row, c * kChunk, p.t, n, r);
 }
 
 // Runs body(place) for each row block this CTA owns; the barrier between
@@ -700,10 +767,12 @@ static_assert(kRows == 1, "a streamed CTA reads one row at a time");
 static_assert((kPipe & (kPipe - 1)) == 0, "stage and phase come from a chunk count");
 
 // The CTA's chunk stream: its rows blockIdx.x, + gridDim.x, ..., each cut
-// into chunks of kChunk, go through kPipe stages in order.  Thread 0 copies
-// chunks kPipe ahead of the CTA; its cursor lives in shared memory so that
-// it costs the other threads no registers.
-struct stream_cursor_t { int64_t row; int c, stage; };
+// into chunks of kChunk, go through kPipe stages in order; an op with a
+// second pass gets the chunks the row cache does not hold a second time,
+// after the row's first pass, so its second pass waits on no round trip
+// either.  Thread 0 copies chunks kPipe ahead of the CTA; its cursor lives
+// in shared memory so that it costs the other threads no registers.
+struct stream_cursor_t { int64_t row; int c, stage, pass; };
 __shared__ stream_cursor_t stream_next;   // thread 0's: the next chunk to copy
 
 struct stream_t {
@@ -722,13 +791,22 @@ __device__ __forceinline__ void stream_issue(const kite_row_args &a)
   const elem_t *src = static_cast<const elem_t *>(a.x) + nx.row * a.ldx + base;
   if (bytes) bulk_load(stage_at(nx.stage), src, bytes, &stage_full[nx.stage]);
   if (++nx.stage == kPipe) nx.stage = 0;
-  if ((++nx.c) * kChunk >= n) { nx.c = 0; nx.row += gridDim.x; }
+  if ((++nx.c) * kChunk >= n) {   // the end of a pass over the row
+    if (kTwoPass && nx.pass == 0 && kCacheChunks * kChunk < n) {
+      nx.pass = 1;
+      nx.c = kCacheChunks;
+    } else {
+      nx.pass = 0;
+      nx.c = 0;
+      nx.row += gridDim.x;
+    }
+  }
   stream_next = nx;
 }
 
-// First pass: chunk c of the row, the next in the stream; its stage goes back
-// to thread 0 for the chunk kPipe ahead once every thread has its accesses.
-__device__ __forceinline__ void load_first(const elem_t *row, int c, const place_t &p, int n, raw_t (&r)[kNv])
+// Chunk c of the row, the next in the stream; its stage goes back to thread
+// 0 for the chunk kPipe ahead once every thread has its accesses.
+__device__ __forceinline__ void stream_take(const elem_t *row, int c, const place_t &p, int n, raw_t (&r)[kNv])
 {
   stream_t &q = *p.q;
   const int s = (int)(q.k % kPipe);
@@ -740,16 +818,30 @@ __device__ __forceinline__ void load_first(const elem_t *row, int c, const place
     stream_issue(*q.a);
   }
   ++q.k;
+}
+
+// First pass: chunk c from the stream, kept in the cache when it has room.
+__device__ __forceinline__ void load_first(const elem_t *row, int c, const place_t &p, int n, raw_t (&r)[kNv])
+{
+  stream_take(row, c, p, n, r);
   if (c < kCacheChunks) cache_put(c, p.t, r);
 }
 
+// Second pass: chunk c from the cache, or from the stream a second time.
+__device__ __forceinline__ void load_again(const elem_t *row, int c, const place_t &p, int n, raw_t (&r)[kNv])
+{
+  if (c < kCacheChunks) cache_get(c, p.t, r);
+  else stream_take(row, c, p, n, r);
+}
+
 // Runs body(place) for each row this CTA owns; body reads each chunk of the
-// row exactly once through load_first, in order (the stream's contract).
+// row once through load_first, in order, and (an op with a second pass)
+// then each again through load_again, in order (the stream's contract).
 template <typename F>
 __device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
 {
   if ((int64_t)blockIdx.x >= a.M) return;
-  if (threadIdx.x == 0) stream_next = { (int64_t)blockIdx.x, 0, 0 };   // thread 0's alone
+  if (threadIdx.x == 0) stream_next = { (int64_t)blockIdx.x, 0, 0, 0 };   // thread 0's alone
   stages_init();
   if (threadIdx.x == 0)
     for (int s = 0; s < kPipe; ++s) stream_issue(a);

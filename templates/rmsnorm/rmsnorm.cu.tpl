@@ -36,6 +36,31 @@ __device__ __forceinline__ float sum_squares(const raw_t (&r)[kNv], int base, in
   return ss;
 }
 
+// A resident row: converted to floats once, for the sum and the output.
+template <typename W>
+__device__ __forceinline__ void rmsnorm_resident(const raw_t (&r)[kNv], W w_at, const place_t &p, int n,
+                                                 const kite_row_args &a, float (*red)[kWarps])
+{
+  float f[kElems];
+  raw_floats(r, f);   // zero past the row's end
+  float ss = 0.f;
+#pragma unroll
+  for (int e = 0; e < kElems; ++e) ss = fmaf(f[e], f[e], ss);
+  const float rs = rsqrtf(row_sum(ss, red) / (float)a.N + a.eps);
+  if (p.live && p.t == 0 && a.rstd) a.rstd[p.row] = rs;
+  elem_t *y = row_out(a.y, a.ldy, p);
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(0, j, p.t);
+    if (i >= n) continue;
+    float wf[kVec];
+    raw_floats1(w_at(j), wf);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) f[j * kVec + e] = f[j * kVec + e] * rs * wf[e];
+    store_floats(y, i, n, &f[j * kVec]);
+  }
+}
+
 struct row_t { raw_t r[kNv]; };
 
 // Resident variants keep w, which every row shares, in shared memory: each
@@ -57,14 +82,11 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
     pipeline_rows<row_t>(a, [&](place_t p) {
       row_t x = {};
-      if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, x.r);
+      if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, x.r, 0.f);
       return x;
     }, [&](place_t p, const row_t &x, int k) {
-      const int m = p.live ? n : 0;   // dead rows touch nothing
-      const float rs = rsqrtf(row_sum(sum_squares(x.r, 0, p.t, m), red[k]) / (float)n + a.eps);
-      if (p.live && p.t == 0 && a.rstd) a.rstd[p.row] = rs;
-      rmsnorm_out(x.r, [&](int j) { return w_s[j * kCtaThreads + threadIdx.x]; }, 0, p.t, m, rs,
-                  row_out(a.y, a.ldy, p));
+      rmsnorm_resident(x.r, [&](int j) { return w_s[j * kCtaThreads + threadIdx.x]; }, p,
+                       p.live ? n : 0, a, red[k]);   // dead rows store nothing
     });
     return;
   }
@@ -81,7 +103,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
     const float rs = rsqrtf(row_sum(ss, red[0]) / (float)n + a.eps);
     if (p.live && p.t == 0 && a.rstd) a.rstd[p.row] = rs;
     for (int c = 0; c * kChunk < m; ++c) {
-      load_again(x, c, p.t, m, r);
+      load_again(x, c, p, m, r);
       load_chunk(w, c * kChunk, p.t, m, wr);
       rmsnorm_out(r, [&](int j) { return wr[j]; }, c * kChunk, p.t, m, rs, y);
     }

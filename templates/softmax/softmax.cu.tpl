@@ -31,21 +31,35 @@ __device__ __forceinline__ void softmax_out(const raw_t (&r)[kNv], int base, int
   }
 }
 
+// A resident row: each element's exp2 computed once, kept for the output.
+__device__ __forceinline__ void softmax_resident(const raw_t (&r)[kNv], int t, int n, scratch_t &red, elem_t *y)
+{
+  float f[kElems];
+  raw_floats(r, f);
+  const float inv = 1.f / resident_ms(f, red).s;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(0, j, t);
+    if (i >= n) continue;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) f[j * kVec + e] *= inv;
+    store_floats(y, i, n, &f[j * kVec]);
+  }
+}
+
 struct row_t { raw_t r[kNv]; };
 
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_row_args a)
 {
-  __shared__ ms_t red[2][kRows][kWarps];
+  __shared__ scratch_t red[2];
   const int n = (int)a.N;
   if constexpr (kResident) {
     pipeline_rows<row_t>(a, [&](place_t p) {
       row_t x = {};
-      if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, x.r);
+      if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, x.r, -INFINITY);
       return x;
     }, [&](place_t p, const row_t &x, int k) {
-      const int m = p.live ? n : 0;   // dead rows touch nothing
-      const ms_t st = row_ms(chunk_stats({ -INFINITY, 0.f }, x.r, 0, p.t, m), red[k]);
-      softmax_out(x.r, 0, p.t, m, st, row_out(a.y, a.ldy, p));
+      softmax_resident(x.r, p.t, p.live ? n : 0, red[k], row_out(a.y, a.ldy, p));   // dead rows store nothing
     });
     return;
   }
@@ -61,7 +75,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_
     }
     st = row_ms(st, red[0]);
     for (int c = 0; c * kChunk < m; ++c) {
-      load_again(x, c, p.t, m, r);
+      load_again(x, c, p, m, r);
       softmax_out(r, c * kChunk, p.t, m, st, y);
     }
   });
