@@ -8,11 +8,15 @@ include runtime/kite.mk
 CFLAGS := $(KITE_CFLAGS) -Werror
 LDLIBS := $(KITE_LDLIBS)
 KITE_ONLY ?=
+# The GPU whose measured rules make gen puts into the table: bench/tuned/$(KITE_GPU).tsv
+# (written by make tune on that GPU); without the file the heuristics pick.
+KITE_GPU ?= h200
+KITE_TUNED := bench/tuned/$(KITE_GPU).tsv
 DEB_PACKAGES := liblua5.4-dev check pkg-config
 
 include gen/gen.mk
 
-.PHONY: all deps gen build test test-bins bench clean
+.PHONY: all deps gen build test test-bins bench tune clean
 all: deps
 	@$(MAKE) --no-print-directory gen
 	@$(MAKE) --no-print-directory build
@@ -29,7 +33,8 @@ deps:
 	  "install the CUDA toolkit (12.0 or newer, for sm_90a) or set CUDA_HOME"; exit 1; fi
 
 gen: $(KITE_GEN)
-	$(KITE_GEN) -t templates -o out $(if $(KITE_ONLY),--only '$(KITE_ONLY)')
+	$(KITE_GEN) -t templates -o out $(if $(KITE_ONLY),--only '$(KITE_ONLY)') \
+	  $(if $(wildcard $(KITE_TUNED)),--tuned $(KITE_TUNED))
 
 # ---- the library: out/ + runtime/, built by runtime/kite.mk ---------------
 build: $(KITE_LIB_A) $(KITE_LIB_SO)
@@ -68,6 +73,14 @@ build/kite-bench: $(BENCH_SRC) bench/bench_util.h bench/bench_gemm.h build/libki
 bench: all
 	@$(MAKE) --no-print-directory build/kite-bench
 	build/kite-bench
+
+# On the GPU: time the variants over the shape grid into $(KITE_TUNED), then
+# regenerate the table from it (commit both).
+tune: all
+	@$(MAKE) --no-print-directory build/kite-bench
+	@mkdir -p $(dir $(KITE_TUNED))
+	build/kite-bench --tune $(KITE_TUNED)
+	@$(MAKE) --no-print-directory gen build
 
 clean:
 	rm -rf build

@@ -18,11 +18,14 @@
  *   cross_entropy  read x (M*N*elem) + read targets (M*8) + write loss (M*4)
  *   copy           read x + write y (2*M*N*elem)
  * rstd and lse are not requested (NULL). */
+#define _POSIX_C_SOURCE 200809L   /* popen */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -74,7 +77,12 @@ static void usage(FILE *f)
     "  --device I             CUDA device (default 0)\n"
     "  --csv FILE             also write one CSV row per measurement\n"
     "  --explain OP DTYPE M N [K]  print kite_explain's choice (no GPU needed)\n"
-    "  --list                 print the generated variant table (no GPU needed)\n",
+    "  --list                 print the generated variant table (no GPU needed)\n"
+    "  --tune FILE            time every variant of every op and dtype at N = 64 ... 262144\n"
+    "                         (powers of two, M*N = 2^26) and write the fastest two per shape\n"
+    "                         to FILE (bench/tuned/<gpu>.tsv, read by make gen)\n"
+    "  --check-dispatch       30 random N per op (bf16): the dispatched variant's time over\n"
+    "                         the best variant's, measured in the same run\n",
     f);
 }
 
@@ -534,6 +542,175 @@ static int cmd_rows(struct opts *o)
   return 0;
 }
 
+/* ---- measured dispatch: --tune and --check-dispatch ----------------------------------------- */
+
+#define TUNE_ELEMS ((int64_t)1 << 26)   /* M*N of each tuned shape: 128 MiB of bf16, > 2x L2 */
+#define CHECK_SHAPES 30
+
+/* The two fastest variants that accept s, each timed; a variant that fails is
+   reported (and, with tsv, written as a "failed" line) and the run goes on.
+   Returns how many ran. */
+struct best2 {
+  char name[2][128];
+  double us[2];
+};
+
+static int time_every_variant(struct bench *b, const struct shape *s, struct best2 *r, FILE *tsv,
+                              const char *tail)
+{
+  kite_row_args a = row_args(b, s, 0);
+  int32_t align = align_of(&a, b->es), nv = kite_variant_count();
+  int ran = 0;
+  memset(r, 0, sizeof *r);
+  for (int32_t i = 0; i < nv; i++) {
+    kite_variant_info v;
+    struct timing t;
+    if (kite_variant_get(i, &v) != KITE_OK || !accepts(&v, s->op, b->o.dtype, s->N, align)) continue;
+    kite_status st = time_it(b, s, VIA_VARIANT, v.name, &t);
+    if (st != KITE_OK) {
+      report_failure(b, s, v.name, st);
+      if (tsv)
+        fprintf(tsv, "%s\t%s\t%s\t%lld\t%lld\t0\t%s\tfailed\t-\t-\t%s\n", s->op, dtype_name(b->o.dtype),
+                dtype_name(b->o.dtype), (long long)s->M, (long long)s->N, v.name, tail);
+      continue;
+    }
+    int slot = ran == 0 || t.median_us < r->us[0] ? 0 : (ran == 1 || t.median_us < r->us[1] ? 1 : 2);
+    if (slot == 0) {
+      memcpy(r->name[1], r->name[0], sizeof r->name[0]);
+      r->us[1] = r->us[0];
+    }
+    if (slot < 2) {
+      snprintf(r->name[slot], sizeof r->name[slot], "%s", v.name);
+      r->us[slot] = t.median_us;
+    }
+    ran++;
+  }
+  return ran;
+}
+
+/* "device<TAB>date<TAB>commit" for the tsv: the commit from $KITE_COMMIT or git. */
+static void tune_tail(const struct bench *b, char *out, size_t len)
+{
+  char commit[64] = "unknown", date[32];
+  const char *env = getenv("KITE_COMMIT");
+  FILE *p = env ? NULL : popen("git rev-parse --short HEAD 2>/dev/null", "r");
+  if (env) snprintf(commit, sizeof commit, "%s", env);
+  else if (p) {
+    if (fgets(commit, sizeof commit, p)) commit[strcspn(commit, "\r\n")] = '\0';
+    if (!commit[0]) snprintf(commit, sizeof commit, "unknown");
+    pclose(p);
+  }
+  const time_t now = time(NULL);
+  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  snprintf(out, len, "%s\t%s\t%s", b->dev.name, date, commit);
+  for (char *c = out; *c; c++)
+    if (*c == '\n') *c = ' ';
+}
+
+/* A bench over the given row lengths, for one dtype, its buffers allocated. */
+static void tune_bench(struct bench *b, const struct opts *o, kite_dtype d, const int64_t *ns, int nns)
+{
+  memset(b, 0, sizeof *b);
+  b->o = *o;
+  b->o.dtype = d;
+  b->o.elems = TUNE_ELEMS;
+  b->o.nns = nns;
+  memcpy(b->o.ns, ns, (size_t)nns * sizeof *ns);
+  b->es = dtype_size(d);
+  open_device(b);
+  alloc_buffers(b);
+}
+
+/* --tune FILE: every op, dtype and power-of-two N from 64 to 262144 at M*N =
+   2^26; every variant that accepts the shape is timed; the fastest two go to
+   FILE (kg_tune.c's format), with a line per failed variant. */
+static int cmd_tune(const struct opts *o, const char *path)
+{
+  static const kite_dtype dts[] = { KITE_BF16, KITE_F16, KITE_F32 };
+  int64_t ns[MAX_NS];
+  int nns = 0;
+  for (int64_t n = 64; n <= 262144; n *= 2) ns[nns++] = n;
+  FILE *tsv = fopen(path, "w");
+  if (!tsv) die("cannot write %s: %s", path, strerror(errno));
+  char tail[512];
+  int failures = 0;
+  for (int di = 0; di < 3; di++) {
+    struct bench b;
+    tune_bench(&b, o, dts[di], ns, nns);
+    if (di == 0) {
+      tune_tail(&b, tail, sizeof tail);
+      fprintf(tsv, "# kite-bench --tune: row ops at M*N = 2^%d, warm-up %d, median of %d; %s\n",
+              (int)log2((double)TUNE_ELEMS), o->warmup, o->reps, tail);
+      fprintf(tsv, "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\trunner_up\trunner_up_us\tdevice\tdate\tcommit\n");
+    }
+    for (int i = 0; i < N_ALL_OPS; i++)
+      for (int j = 0; j < nns; j++) {
+        struct shape s = { ALL_OPS[i], rows_for(&b, ns[j]), ns[j] };
+        struct best2 r;
+        if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
+        int ran = time_every_variant(&b, &s, &r, tsv, tail);
+        printf("tune %-13s %-4s N=%-7lld %3d variants  best %-44s %9.1f us\n", s.op, dtype_name(dts[di]),
+               (long long)s.N, ran, ran ? r.name[0] : "-", ran ? r.us[0] : 0.0);
+        fflush(stdout);
+        if (!ran) continue;
+        fprintf(tsv, "%s\t%s\t%s\t%lld\t%lld\t0\t%s\t%.3f\t%s\t", s.op, dtype_name(dts[di]), dtype_name(dts[di]),
+                (long long)s.M, (long long)s.N, r.name[0], r.us[0], ran > 1 ? r.name[1] : "-");
+        if (ran > 1) fprintf(tsv, "%.3f\t%s\n", r.us[1], tail);
+        else fprintf(tsv, "-\t%s\n", tail);
+        fflush(tsv);
+      }
+    failures += b.failures;
+    free_buffers(&b);
+  }
+  if (fclose(tsv) != 0) die("writing %s failed", path);
+  printf("tune: wrote %s (%d failed variant measurements)\n", path, failures);
+  return 0;
+}
+
+/* --check-dispatch: CHECK_SHAPES random row lengths per op (log-uniform in
+   [64, 16384], not powers of two), bf16; the dispatched variant's time against
+   the best variant measured for that shape in the same run. */
+static int cmd_check_dispatch(const struct opts *o)
+{
+  int64_t ns[CHECK_SHAPES];
+  uint64_t seed = 0xc4ecd15aULL;
+  for (int i = 0; i < CHECK_SHAPES; i++) {
+    do ns[i] = (int64_t)exp2(6.0 + 8.0 * (double)(xorshift(&seed) >> 11) / 9007199254740992.0);
+    while ((ns[i] & (ns[i] - 1)) == 0);
+  }
+  struct bench b;
+  tune_bench(&b, o, KITE_BF16, ns, CHECK_SHAPES);
+  double log_sum = 0, worst = 0;
+  int count = 0;
+  printf("%-13s %7s %9s %-44s %10s %-44s %10s %6s\n", "op", "N", "M", "dispatched", "time_us", "best", "time_us",
+         "ratio");
+  for (int i = 0; i < N_ALL_OPS; i++)
+    for (int j = 0; j < CHECK_SHAPES; j++) {
+      struct shape s = { ALL_OPS[i], rows_for(&b, ns[j]), ns[j] };
+      char chosen[256];
+      struct timing t;
+      struct best2 r;
+      if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
+      dispatched(&b, &s, chosen, sizeof chosen);
+      kite_status st = time_it(&b, &s, VIA_API, NULL, &t);
+      if (st != KITE_OK || time_every_variant(&b, &s, &r, NULL, NULL) == 0) {
+        report_failure(&b, &s, "dispatch", st);
+        continue;
+      }
+      const double ratio = t.median_us / r.us[0];
+      log_sum += log(ratio);
+      worst = ratio > worst ? ratio : worst;
+      count++;
+      printf("%-13s %7lld %9lld %-44s %10.1f %-44s %10.1f %6.3f\n", s.op, (long long)s.N, (long long)s.M, chosen,
+             t.median_us, r.name[0], r.us[0], ratio);
+      fflush(stdout);
+    }
+  printf("check-dispatch: %d shapes, geomean dispatched/best %.3f, worst %.3f (targets <= 1.05, <= 1.20)\n", count,
+         count ? exp(log_sum / count) : 0.0, worst);
+  free_buffers(&b);
+  return b.failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
   struct opts o;
@@ -546,6 +723,8 @@ int main(int argc, char **argv)
   o.elems = (int64_t)1 << 28;
   o.warmup = -1;
   o.reps = -1;
+  const char *tune = NULL;
+  int check = 0;
 
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -583,6 +762,10 @@ int main(int argc, char **argv)
       o.device = parse_int(need_arg(argc, argv, &i), "--device", 0, 1023);
     } else if (strcmp(a, "--csv") == 0) {
       o.csv = need_arg(argc, argv, &i);
+    } else if (strcmp(a, "--tune") == 0) {
+      tune = need_arg(argc, argv, &i);
+    } else if (strcmp(a, "--check-dispatch") == 0) {
+      check = 1;
     } else {
       fprintf(stderr, "kite-bench: unknown argument '%s'\n\n", a);
       usage(stderr);
@@ -591,5 +774,7 @@ int main(int argc, char **argv)
   }
   if (o.warmup < 0) o.warmup = o.quick ? 2 : 5;
   if (o.reps < 0) o.reps = o.quick ? 10 : 50;
+  if (tune) return cmd_tune(&o, tune);
+  if (check) return cmd_check_dispatch(&o);
   return cmd_rows(&o);
 }

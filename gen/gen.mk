@@ -11,7 +11,7 @@ KITE_GEN := build/kite-gen
 KG_OPT ?= -O2 -g
 KG_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(KG_OPT) \
   -Wall -Wextra -Werror $(shell pkg-config --cflags lua5.4 2>/dev/null)
-KG_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null)
+KG_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null) -lm
 KG_CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 KG_CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 

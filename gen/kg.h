@@ -23,6 +23,7 @@ typedef struct kg_opts {
   const char *tpl_dir;    /* templates root                 ("templates") */
   const char *out_dir;    /* output root                          ("out") */
   const char *only;       /* fnmatch glob on variant names, or NULL       */
+  const char *tuned;      /* bench/tuned/<gpu>.tsv to read rules from, or NULL */
   int list;               /* print name<TAB>op, write nothing             */
   int quiet;              /* no summary line                              */
   long long insn_limit;   /* VM instructions per sandboxed call           */
@@ -71,7 +72,14 @@ const char *kg_dtype_enum(const char *dtype);
 
 void kg_write_cu(lua_State *L, int v, int body);
 void kg_write_manifest(lua_State *L, int variants);
-void kg_write_table(lua_State *L, int variants);
+void kg_write_table(lua_State *L, int variants, int rules);
+
+/* ---- tuned rules (kg_tune.c) --------------------------------------- */
+
+extern const char kg_tune_header[];
+/* Pushes the rules of o.tuned (an empty array without one), each checked
+   against the variants array; raises "FILE:LINE: message" on a bad line. */
+void kg_tune_load(lua_State *L, int variants);
 void kg_write_files(lua_State *L, int files);
 
 /* ---- helpers (kg_util.c) ------------------------------------------- */

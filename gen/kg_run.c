@@ -7,11 +7,12 @@
 
 static const char kg_usage_text[] =
   "usage: kite-gen [-t TEMPLATES_DIR] [-o OUT_DIR] [--only GLOB] [--list] "
-  "[-q]\n"
+  "[--tuned FILE] [-q]\n"
   "  -t DIR       templates root (default: templates)\n"
   "  -o DIR       output root (default: out)\n"
   "  --only GLOB  keep only variants whose name matches GLOB (fnmatch)\n"
   "  --list       print name<TAB>op for each variant, write nothing\n"
+  "  --tuned FILE measured rules (bench/tuned/<gpu>.tsv) for kite_table.c\n"
   "  -q           no summary line\n";
 
 void kg_opts_init(kg_opts *o) {
@@ -61,7 +62,7 @@ static void kg_addfile(lua_State *L, int files) {
 }
 
 /* Everything in memory first: one error and nothing is written. */
-static void kg_generate(lua_State *L, int v) {
+static void kg_generate(lua_State *L, int v, int rules) {
   const char *out = kg_ctx_of(L)->o.out_dir;
   lua_Integer i, n = (lua_Integer)lua_rawlen(L, v);
   int files, rec;
@@ -83,7 +84,7 @@ static void kg_generate(lua_State *L, int v) {
   kg_write_manifest(L, v);
   kg_addfile(L, files);
   lua_pushfstring(L, "%s/kite_table.c", out);
-  kg_write_table(L, v);
+  kg_write_table(L, v, rules);
   kg_addfile(L, files);
   kg_write_files(L, files);
   lua_pop(L, 1);
@@ -105,8 +106,9 @@ static int kg_pmain(lua_State *L) {
   }
   kg_only(L, 2);
   c->nvariants = (int)lua_rawlen(L, 2);
+  kg_tune_load(L, 2);    /* 4: the tuned rules */
   if (c->o.list) kg_list(L, 2);
-  else kg_generate(L, 2);
+  else kg_generate(L, 2, 4);
   return 0;
 }
 
@@ -156,6 +158,7 @@ static const char **kg_optarg(kg_opts *o, const char *a) {
   if (strcmp(a, "-t") == 0) return &o->tpl_dir;
   if (strcmp(a, "-o") == 0) return &o->out_dir;
   if (strcmp(a, "--only") == 0) return &o->only;
+  if (strcmp(a, "--tuned") == 0) return &o->tuned;
   return NULL;
 }
 

@@ -965,3 +965,9 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
 };
 const int32_t kite_variants_len = 480;
+
+/* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
+const struct kite_rule kite_rules[] = {
+  {0},  /* no tuned rules: the heuristics pick */
+};
+const int32_t kite_rules_len = 0;

@@ -1,4 +1,5 @@
 /* kite_dispatch.c - choosing a generated variant and launching it. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,16 +52,62 @@ static int kite_better(const struct kite_variant *a, const struct kite_variant *
   return a->n_max < b->n_max;
 }
 
-const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t n, int32_t align)
+int kite__row_fits(const struct kite_variant *v, const void *ctx)
 {
+  const struct kite_row_fit *f = ctx;
+  return v->dtype == f->dtype && f->n >= v->n_min && f->n <= v->n_max && v->align > 0 &&
+         f->align % v->align == 0;
+}
+
+const struct kite_variant *kite__row_heuristic(const struct kite_variant *tab, int32_t ntab, const char *op,
+                                               kite_dtype dtype, int64_t n, int32_t align)
+{
+  const struct kite_row_fit fit = { dtype, n, align };
   const struct kite_variant *best = NULL;
-  for (int32_t i = 0; i < kite_variants_len; i++) {
-    const struct kite_variant *v = &kite_variants[i];
-    if (v->dtype != dtype || n < v->n_min || n > v->n_max || align % v->align != 0) continue;
-    if (strcmp(v->op, op) != 0) continue;
+  for (int32_t i = 0; i < ntab; i++) {
+    const struct kite_variant *v = &tab[i];
+    if (!kite__row_fits(v, &fit) || strcmp(v->op, op) != 0) continue;
     if (!best || kite_better(v, best)) best = v;
   }
   return best;
+}
+
+/* log2 of a size as the rules store it (0 for sizes below 1). */
+static float kite_log2(int64_t x)
+{
+  return x < 1 ? 0.f : (float)log2((double)x);
+}
+
+const struct kite_rule *kite__rule_pick(const struct kite_rule *rules, int32_t nrules,
+                                        const struct kite_variant *tab, int32_t ntab, const char *op,
+                                        kite_dtype dtype, kite_dtype dtype_out, int64_t M, int64_t N,
+                                        int64_t K, kite_fits_fn fits, const void *ctx)
+{
+  const float lm = kite_log2(M), ln = kite_log2(N), lk = kite_log2(K);
+  const struct kite_rule *best = NULL;
+  float best_d = 0.f;
+  for (int32_t i = 0; i < nrules; i++) {
+    const struct kite_rule *r = &rules[i];
+    if (r->dtype != dtype || r->dtype_out != dtype_out || r->variant < 0 || r->variant >= ntab) continue;
+    float d = (ln - r->ln) * (ln - r->ln);
+    if (r->k > 0) d += (lm - r->lm) * (lm - r->lm) + (lk - r->lk) * (lk - r->lk);
+    if (best && d >= best_d) continue;
+    if (strcmp(r->op, op) != 0 || !fits(&tab[r->variant], ctx)) continue;
+    best = r;
+    best_d = d;
+  }
+  return best;
+}
+
+const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t n, int32_t align,
+                                      const struct kite_rule **rule)
+{
+  const struct kite_row_fit fit = { dtype, n, align };
+  const struct kite_rule *r = kite__rule_pick(kite_rules, kite_rules_len, kite_variants, kite_variants_len, op,
+                                              dtype, dtype, 0, n, 0, kite__row_fits, &fit);
+  if (rule) *rule = r;
+  if (r) return &kite_variants[r->variant];
+  return kite__row_heuristic(kite_variants, kite_variants_len, op, dtype, n, align);
 }
 
 const struct kite_variant *kite__find(const char *name)
@@ -155,13 +202,22 @@ kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N,
              kite__dtype_name(dtype), (long long)M, (long long)N);
     return KITE_OK;
   }
-  const struct kite_variant *v = kite__pick(op, dtype, N, KITE_MAX_ALIGN);
+  const struct kite_rule *r;
+  const struct kite_variant *v = kite__pick(op, dtype, N, KITE_MAX_ALIGN, &r);
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "no %s variant for %s N=%lld", op,
                       kite__dtype_name(dtype), (long long)N);
-  snprintf(buf, len,
-           "%s %s M=%lld N=%lld: %s (heuristic: lowest rank, then smallest n_max covering N=%lld; "
-           "assumes 16-byte-aligned pointers and strides, else the element-wise variant)",
-           op, kite__dtype_name(dtype), (long long)M, (long long)N, v->name, (long long)N);
+  if (r)
+    snprintf(buf, len,
+             "%s %s M=%lld N=%lld: %s (tuned rule: nearest tuned N=%lld in log2, where it ran %.1f us at "
+             "M=%lld, the fastest measured; assumes 16-byte-aligned pointers and strides, else the "
+             "element-wise variant)",
+             op, kite__dtype_name(dtype), (long long)M, (long long)N, v->name, (long long)r->n,
+             (double)r->time_us, (long long)r->m);
+  else
+    snprintf(buf, len,
+             "%s %s M=%lld N=%lld: %s (heuristic: lowest rank, then smallest n_max covering N=%lld; "
+             "assumes 16-byte-aligned pointers and strides, else the element-wise variant)",
+             op, kite__dtype_name(dtype), (long long)M, (long long)N, v->name, (long long)N);
   return KITE_OK;
 }

@@ -118,9 +118,10 @@ static double kite_gemm_cost(const struct kite_variant *v, int64_t M, int64_t N,
   return (double)kite_gemm_waves(v, M, N, sms, &tiles) * area * ((double)K + v->cost_k) * 1000.0 / eff;
 }
 
-static int kite_gemm_fits(const struct kite_variant *v, kite_dtype ab, kite_dtype c, int32_t align)
+int kite__gemm_fits(const struct kite_variant *v, const void *ctx)
 {
-  return v->dtype == ab && v->dtype_out == c && v->align > 0 && align % v->align == 0 &&
+  const struct kite_gemm_fit *f = ctx;
+  return v->dtype == f->ab && v->dtype_out == f->c && v->align > 0 && f->align % v->align == 0 &&
          v->tile_m > 0 && v->tile_n > 0 && strcmp(v->op, "gemm") == 0;
 }
 
@@ -136,11 +137,12 @@ const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32
                                            kite_dtype c, int64_t M, int64_t N, int64_t K,
                                            int32_t align, int sms)
 {
+  const struct kite_gemm_fit fit = { ab, c, align };
   const struct kite_variant *best = NULL;
   double best_cost = 0;
   for (int32_t i = 0; i < n; i++) {
     const struct kite_variant *v = &tab[i];
-    if (!kite_gemm_fits(v, ab, c, align)) continue;
+    if (!kite__gemm_fits(v, &fit)) continue;
     const double cost = kite_gemm_cost(v, M, N, K, sms);
     if (!best || kite_gemm_better(v, cost, best, best_cost)) {
       best = v;
@@ -151,6 +153,15 @@ const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32
 }
 
 /* ---- entry points ----------------------------------------------------------------------- */
+
+/* The tuned rule nearest the problem whose variant fits it, or NULL. */
+static const struct kite_rule *kite_gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
+                                              int32_t align)
+{
+  const struct kite_gemm_fit fit = { ab, c, align };
+  return kite__rule_pick(kite_rules, kite_rules_len, kite_variants, kite_variants_len, "gemm", ab, c, M, N, K,
+                         kite__gemm_fits, &fit);
+}
 
 kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K, float alpha,
                       const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
@@ -164,8 +175,10 @@ kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t
   const int32_t align = kite_gemm_align(&a, kite__dtype_size(ab));
   /* Without an SM count the launch fails anyway; NO_KERNEL is reported first. */
   const cudaError_t e = kite__device_sms(&sms);
-  const struct kite_variant *v = kite__gemm_pick(kite_variants, kite_variants_len, ab, c, M, N, K, align,
-                                                 e == cudaSuccess ? sms : 1);
+  const struct kite_rule *r = kite_gemm_rule(ab, c, M, N, K, align);
+  const struct kite_variant *v = r ? &kite_variants[r->variant]
+                                   : kite__gemm_pick(kite_variants, kite_variants_len, ab, c, M, N, K, align,
+                                                     e == cudaSuccess ? sms : 1);
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s x %s -> %s with %d-byte-"
                       "aligned A, B and strides (was out/ filtered?)", kite__dtype_name(ab),
@@ -196,6 +209,15 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   if (noop) {
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: nothing to do (empty product), no launch", d,
              (long long)M, (long long)N, (long long)K);
+    return KITE_OK;
+  }
+  const struct kite_rule *r = kite_gemm_rule(dtype, dtype, M, N, K, 16);
+  if (r) {
+    snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (tuned rule: nearest tuned shape %lldx%lldx%lld in "
+             "log2 space, where it ran %.1f us, the fastest measured; assumes 16-byte-aligned A, B and strides, "
+             "C of the same dtype as A and B)", d, (long long)M, (long long)N, (long long)K,
+             kite_variants[r->variant].name, (long long)r->m, (long long)r->n, (long long)r->k,
+             (double)r->time_us);
     return KITE_OK;
   }
   const int have_sms = kite__device_sms(&sms) == cudaSuccess;

@@ -22,9 +22,33 @@ kite_status kite__check_row_dtype(kite_dtype d);
 /* The largest power of two (at most 16) dividing every address and byte stride given. */
 int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides);
 
-/* The heuristic pick among generated variants of op and dtype for a row of n
-   elements whose pointers and strides are `align`-byte aligned; NULL if none. */
-const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t n, int32_t align);
+/* The variant for op and dtype for a row of n elements whose pointers and
+   strides are `align`-byte aligned: the tuned rule nearest n whose variant
+   takes the problem, else the heuristic (lowest rank, then smallest n_max);
+   NULL if none fits.  *rule (when rule is not NULL) gets the rule used, or
+   NULL for the heuristic. */
+const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t n, int32_t align,
+                                      const struct kite_rule **rule);
+/* The heuristic alone over tab[0..ntab). */
+const struct kite_variant *kite__row_heuristic(const struct kite_variant *tab, int32_t ntab, const char *op,
+                                               kite_dtype dtype, int64_t n, int32_t align);
+/* Whether variant v can run a problem; ctx is the caller's description of it. */
+typedef int (*kite_fits_fn)(const struct kite_variant *v, const void *ctx);
+/* The rule of rules[0..nrules) for op, dtype and dtype_out nearest the shape
+   in log2 space (n alone for rules with k = 0; m, n and k otherwise) whose
+   variant, an index into tab[0..ntab), fits; the first such rule on ties;
+   NULL if none. */
+const struct kite_rule *kite__rule_pick(const struct kite_rule *rules, int32_t nrules,
+                                        const struct kite_variant *tab, int32_t ntab, const char *op,
+                                        kite_dtype dtype, kite_dtype dtype_out, int64_t M, int64_t N,
+                                        int64_t K, kite_fits_fn fits, const void *ctx);
+/* What a row variant needs of a problem: kite_fits_fn's ctx for row ops. */
+struct kite_row_fit {
+  kite_dtype dtype;
+  int64_t n;
+  int32_t align;
+};
+int kite__row_fits(const struct kite_variant *v, const void *ctx);
 
 /* The byte span [span[0], span[1]) that rows rows of n elements of es bytes,
    ld elements apart, cover from p (rows >= 1; the caller checked overflow). */
@@ -46,6 +70,12 @@ int kite__misaligned(const void *p, int bytes);
 const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32_t n, kite_dtype ab,
                                            kite_dtype c, int64_t M, int64_t N, int64_t K,
                                            int32_t align, int sms);
+/* What a gemm variant needs of a problem: kite_fits_fn's ctx for gemm. */
+struct kite_gemm_fit {
+  kite_dtype ab, c;
+  int32_t align;
+};
+int kite__gemm_fits(const struct kite_variant *v, const void *ctx);
 
 /* kite_explain for op "gemm" (C of the same dtype as A and B). */
 kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K, char *buf, size_t len);

@@ -106,7 +106,8 @@ static kite_status kite_row_run(const char *opname, kite_dtype dtype, const kite
   int noop;
   kite_status s = kite_row_check(op, dtype, a, &noop);
   if (s != KITE_OK || noop) return s;
-  const struct kite_variant *v = kite__pick(opname, dtype, a->N, kite_row_align(op, a, kite__dtype_size(dtype)));
+  const struct kite_variant *v = kite__pick(opname, dtype, a->N, kite_row_align(op, a, kite__dtype_size(dtype)),
+                                            NULL);
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "%s: no generated variant for %s N=%lld (was out/ filtered?)",
                       opname, kite__dtype_name(dtype), (long long)a->N);

@@ -33,8 +33,23 @@ struct kite_variant {
   kite_launch_fn launch;
 };
 
+/* A tuned rule, from bench/tuned/<gpu>.tsv through kite-gen: at the problem
+ * shape m x n x k the variant kite_variants[variant] ran fastest of all that
+ * were timed.  Row ops have k = 0 and are keyed by n alone (m is the row
+ * count they were timed at); gemm rules by all three. */
+struct kite_rule {
+  const char *op;
+  kite_dtype dtype, dtype_out;
+  int64_t m, n, k;
+  float lm, ln, lk;      /* log2 of m, n, k (0 for k = 0), for the lookup   */
+  int32_t variant;       /* index into kite_variants                        */
+  float time_us;         /* its measured median                             */
+};
+
 extern const struct kite_variant kite_variants[];
 extern const int32_t kite_variants_len;
+extern const struct kite_rule kite_rules[];
+extern const int32_t kite_rules_len;
 
 #ifdef __cplusplus
 }

@@ -555,7 +555,13 @@ START_TEST(test_no_variants) {
                       "const struct kite_variant kite_variants[] = {\n"
                       "  {0},  /* no variants */\n"
                       "};\n"
-                      "const int32_t kite_variants_len = 0;\n");
+                      "const int32_t kite_variants_len = 0;\n\n"
+                      "/* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, "
+                      "time_us */\n"
+                      "const struct kite_rule kite_rules[] = {\n"
+                      "  {0},  /* no tuned rules: the heuristics pick */\n"
+                      "};\n"
+                      "const int32_t kite_rules_len = 0;\n");
   free(s);
   run_free(r);
   rm_rf(d);
@@ -722,6 +728,74 @@ START_TEST(test_usage) {
 }
 END_TEST
 
+/* ---- tuned rules (--tuned) ------------------------------------------ */
+
+#define TH "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\trunner_up\t" \
+           "runner_up_us\tdevice\tdate\tcommit\n"
+#define TL(rest) rest "\tH200\t2026-12-03\tabc1234\n"
+
+/* A good file: comments skipped, a failed variant kept out, each rule
+ * with its variant's table index and the log2 of its shape. */
+START_TEST(test_tuned_rules) {
+  char *d = tmpdir(), *s;
+  PATH(out, d, "out");
+  PATH(tsv, d, "h200.tsv");
+  run r;
+  spit(tsv, "# measured by kite-bench --tune\n\n" TH
+       TL("alpha\tbf16\tbf16\t4096\t1024\t0\talpha_bf16_t128\t12.5\t"
+          "alpha_bf16_t256\t13")
+       TL("alpha\tbf16\tbf16\t64\t2048\t0\talpha_bf16_t256\tfailed\t-\t-")
+       TL("beta\tf32\tbf16\t256\t512\t64\tbeta_b2\t3.25\t-\t-"));
+  r = run_args("-t", FIX "basic", "-o", out, "--tuned", tsv, NULL);
+  ck_assert_msg(r.rc == 0, "%s", r.err);
+  s = slurp(cat(out, "kite_table.c"));
+  ck_assert_ptr_nonnull(strstr(s,
+    "  {\"alpha\", KITE_BF16, KITE_BF16, 4096, 1024, 0, 12.000000f, "
+    "10.000000f, 0.000000f, 2, 12.500f},\n"
+    "  {\"beta\", KITE_F32, KITE_BF16, 256, 512, 64, 8.000000f, 9.000000f, "
+    "6.000000f, 4, 3.250f},\n};\nconst int32_t kite_rules_len = 2;\n"));
+  free(s);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+/* Each bad file fails with exit 1 and "FILE:LINE: message", writing nothing. */
+static const char *const tune_errors[][2] = {
+  {"op\tdtype\n", ":1: the first line that is not a comment must be the header"},
+  {"# c\n" TH "alpha\tbf16\tbf16\t1\t2\t0\n", ":3: a line has 13 tab-separated fields"},
+  {TH TL("alpha\tint8\tbf16\t1\t2\t0\talpha_bf16_t128\t1\t-\t-"), ":2: dtype and dtype_out must be"},
+  {TH TL("alpha\tbf16\tbf16\t0\t2\t0\talpha_bf16_t128\t1\t-\t-"), ":2: m must be an integer >= 1, not '0'"},
+  {TH TL("alpha\tbf16\tbf16\t1\t2x\t0\talpha_bf16_t128\t1\t-\t-"), ":2: n must be an integer >= 1, not '2x'"},
+  {TH TL("alpha\tbf16\tbf16\t1\t2\t-1\talpha_bf16_t128\t1\t-\t-"), ":2: k must be an integer >= 0, not '-1'"},
+  {TH TL("alpha\tbf16\tbf16\t1\t2\t0\talpha_bf16_t128\tfast\t-\t-"),
+   ":2: time_us must be a positive number of microseconds or 'failed', not 'fast'"},
+  {TH TL("alpha\tbf16\tbf16\t1\t2\t0\tnope\t1\t-\t-"), ":2: no generated variant is named 'nope'"},
+  {TH TL("alpha\tf16\tf16\t1\t2\t0\talpha_bf16_t128\t1\t-\t-"),
+   ":2: variant alpha_bf16_t128 has dtype bf16, the line says f16"},
+  {TH TL("alpha\tbf16\tbf16\t1\t2\t0\talpha_bf16_t128\t1\t-\t-")
+      TL("alpha\tbf16\tbf16\t1\t2\t0\talpha_bf16_t256\t2\t-\t-"),
+   ":3: a second rule for alpha bf16 bf16 1 2 0 (the first is line 2)"},
+};
+
+START_TEST(test_tuned_errors) {
+  char *d = tmpdir();
+  PATH(out, d, "out");
+  PATH(tsv, d, "bad.tsv");
+  char want[512];
+  run r;
+  spit(tsv, tune_errors[_i][0]);
+  snprintf(want, sizeof want, "%s%s", tsv, tune_errors[_i][1]);
+  r = run_args("-t", FIX "basic", "-o", out, "--tuned", tsv, NULL);
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0,
+                "stderr:\n%s\nwant it to start with:\n%s", r.err, want);
+  ck_assert(!exists(out));
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
 static Suite *gen_suite(void) {
   Suite *s = suite_create("kite-gen");
   TCase *tc = tcase_create("compiler");
@@ -752,6 +826,12 @@ static Suite *gen_suite(void) {
   tcase_add_test(tc, test_default_insn_limit_bounded);
   tcase_add_test(tc, test_mem_limit_api);
   tcase_add_test(tc, test_long_paths);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("tuned");
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, test_tuned_rules);
+  tcase_add_loop_test(tc, test_tuned_errors, 0,
+                      (int)(sizeof tune_errors / sizeof tune_errors[0]));
   suite_add_tcase(s, tc);
   return s;
 }

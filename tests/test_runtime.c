@@ -12,7 +12,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kite_test.h"
 
+#include <math.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "kite_internal.h"
 #include "kite_launch.h"
@@ -568,7 +570,7 @@ START_TEST(dispatch_picks_lowest_rank_then_tightest_range)
                   kt_dtype_name(dt), (long long)n);
     if (!want) {
       KT_KITE_EXPECT(kite_explain(op_names[op], dt, 7, n, 0, buf, sizeof buf), KITE_ERR_NO_KERNEL);
-      ck_assert_ptr_null(kite__pick(op_names[op], dt, n, 16));
+      ck_assert_ptr_null(kite__pick(op_names[op], dt, n, 16, NULL));
       continue;
     }
     KT_KITE_OK(kite_explain(op_names[op], dt, 7, n, 0, buf, sizeof buf));
@@ -586,11 +588,11 @@ START_TEST(dispatch_picks_lowest_rank_then_tightest_range)
                   got->name, (int)got->rank, (long long)got->n_max, want->name, (int)want->rank,
                   (long long)want->n_max);
     if (ties == 0) ck_assert_ptr_eq(got, want);
-    ck_assert_msg(kite__pick(op_names[op], dt, n, 16) == got, "kite__pick and kite_explain disagree at N=%lld",
+    ck_assert_msg(kite__pick(op_names[op], dt, n, 16, NULL) == got, "kite__pick and kite_explain disagree at N=%lld",
                   (long long)n);
     /* every alignment kite__align_of can report */
     for (int32_t align = 1; align <= 16; align *= 2) {
-      const struct kite_variant *p = kite__pick(op_names[op], dt, n, align);
+      const struct kite_variant *p = kite__pick(op_names[op], dt, n, align, NULL);
       const struct kite_variant *w = expected_pick(op_names[op], dt, n, align, &ties);
       if (!w) {
         ck_assert_msg(p == NULL, "kite__pick(%s, N=%lld, align %d) = %s, but it needs align %d", op_names[op],
@@ -605,9 +607,9 @@ START_TEST(dispatch_picks_lowest_rank_then_tightest_range)
     }
   }
   /* outside every range */
-  ck_assert_ptr_null(kite__pick(op_names[op], dt, 0, 16));
-  ck_assert_ptr_null(kite__pick(op_names[op], dt, (int64_t)INT32_MAX + 1, 16));
-  ck_assert_ptr_null(kite__pick("no_such_op", dt, 100, 16));
+  ck_assert_ptr_null(kite__pick(op_names[op], dt, 0, 16, NULL));
+  ck_assert_ptr_null(kite__pick(op_names[op], dt, (int64_t)INT32_MAX + 1, 16, NULL));
+  ck_assert_ptr_null(kite__pick("no_such_op", dt, 100, 16, NULL));
 }
 END_TEST
 
@@ -642,11 +644,11 @@ START_TEST(dispatch_facts_of_the_committed_space)
       /* element-aligned data gets the element-wise variant, at every size */
       static const int64_t ns[] = { 1, 7, 1000, 1024, 100000, ROW_N_MAX };
       for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
-        const struct kite_variant *v = kite__pick(o, dt, ns[k], es);
+        const struct kite_variant *v = kite__pick(o, dt, ns[k], es, NULL);
         ck_assert_msg(v != NULL && has_tag(v->name, "e1"), "%s %s N=%lld, %d-byte aligned: %s", o,
                       kt_dtype_name(dt), (long long)ns[k], es, v ? v->name : "nothing");
         if (es == 2) {
-          const struct kite_variant *v8 = kite__pick(o, dt, ns[k], 8);
+          const struct kite_variant *v8 = kite__pick(o, dt, ns[k], 8, NULL);
           ck_assert_msg(v8 != NULL && has_tag(v8->name, "e1"), "%s %s N=%lld, 8-byte aligned: %s", o,
                         kt_dtype_name(dt), (long long)ns[k], v8 ? v8->name : "nothing");
         }
@@ -681,7 +683,7 @@ START_TEST(odd_stride_dispatches_to_the_element_wise_variant)
     const int32_t align = kite__align_of(ptrs, 3, strides, 2);
     ck_assert_int_eq(align, es);
     for (int op = 0; op < OP_COUNT; op++) {
-      const struct kite_variant *v = kite__pick(op_names[op], dt, 1000, align);
+      const struct kite_variant *v = kite__pick(op_names[op], dt, 1000, align, NULL);
       ck_assert_msg(v && has_tag(v->name, "e1"), "%s %s, odd ldx: %s", op_names[op], kt_dtype_name(dt),
                     v ? v->name : "nothing");
       /* the entry point takes it (and stops at the device check) */
@@ -1400,6 +1402,134 @@ START_TEST(no_gpu_is_visible)
 }
 END_TEST
 
+/* ---- tuned rules ------------------------------------------------------------------------ */
+
+/* A row variant of softmax bf16 for [lo, hi] at alignment al. */
+#define RV(nm, lo, hi, al)                                                                          \
+  { .name = nm, .op = "softmax", .dtype = KITE_BF16, .dtype_out = KITE_BF16, .n_min = lo, .n_max = hi, \
+    .align = al, .rank = 0, .launch = stub_launch }
+/* A rule at (m, n, k) for variant index v; logs as kite-gen writes them. */
+#define RULE(op_, ab_, c_, m_, n_, k_, v_)                                                          \
+  { .op = op_, .dtype = ab_, .dtype_out = c_, .m = m_, .n = n_, .k = k_, .lm = (float)log2(m_),     \
+    .ln = (float)log2(n_), .lk = (k_) > 0 ? (float)log2((double)(k_)) : 0.f, .variant = v_, .time_us = 1.f }
+
+static const struct kite_variant rule_tab[] = {
+  RV("sm_small", 1, 1024, 16),      /* 0 */
+  RV("sm_mid", 1, 8192, 16),        /* 1 */
+  RV("sm_big", 1, 1 << 20, 16),     /* 2 */
+  RV("sm_any", 1, 1 << 20, 2),      /* 3: element-aligned */
+  SV("gemm_a", KITE_BF16, KITE_BF16, 16, 0, 128, 256),   /* 4 */
+  SV("gemm_b", KITE_BF16, KITE_BF16, 16, 0, 128, 128),   /* 5 */
+  SV("gemm_c", KITE_BF16, KITE_F32, 16, 0, 128, 128),    /* 6 */
+};
+static const struct kite_rule rules[] = {
+  RULE("softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 0),
+  RULE("softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 1),
+  RULE("softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 2),
+  RULE("softmax", KITE_F16, KITE_F16, 4096, 2048, 0, 3),
+  RULE("gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 4),
+  RULE("gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 5),
+  RULE("gemm", KITE_BF16, KITE_F32, 4096, 4096, 4096, 6),
+};
+#define NRULES ((int32_t)(sizeof rules / sizeof rules[0]))
+#define NTAB ((int32_t)(sizeof rule_tab / sizeof rule_tab[0]))
+
+static const char *row_rule(int64_t n, int32_t align)
+{
+  const struct kite_row_fit fit = { KITE_BF16, n, align };
+  const struct kite_rule *r = kite__rule_pick(rules, NRULES, rule_tab, NTAB, "softmax", KITE_BF16, KITE_BF16, 7,
+                                              n, 0, kite__row_fits, &fit);
+  return r ? rule_tab[r->variant].name : NULL;
+}
+
+/* The nearest tuned N in log2 wins, between and beyond the tuned points. */
+START_TEST(rule_nearest_bucket)
+{
+  ck_assert_str_eq(row_rule(1, 16), "sm_small");
+  ck_assert_str_eq(row_rule(1024, 16), "sm_small");
+  ck_assert_str_eq(row_rule(3000, 16), "sm_mid");       /* log2 11.55: nearer 12 than 10 */
+  ck_assert_str_eq(row_rule(8192, 16), "sm_mid");
+  ck_assert_str_eq(row_rule(12000, 16), "sm_big");      /* 13.55: nearer 14 */
+  ck_assert_str_eq(row_rule(1 << 20, 16), "sm_big");
+}
+END_TEST
+
+/* A rule whose variant cannot take the problem gives way to the next nearest. */
+START_TEST(rule_constraints_filter)
+{
+  ck_assert_str_eq(row_rule(1500, 16), "sm_mid");       /* nearest is 1024, but sm_small ends there */
+  ck_assert_ptr_null(row_rule(1 << 21, 16));            /* no tuned variant is that long: heuristic */
+  ck_assert_ptr_null(row_rule(1024, 8));                /* the 16-byte variants need alignment */
+  const struct kite_row_fit f16 = { KITE_F16, 1024, 2 };
+  /* f16's rule names a bf16 variant: it never fits, so no rule */
+  ck_assert_ptr_null(kite__rule_pick(rules, NRULES, rule_tab, NTAB, "softmax", KITE_F16, KITE_F16, 1, 1024, 0,
+                                     kite__row_fits, &f16));
+  const struct kite_row_fit bf = { KITE_BF16, 1024, 16 };
+  ck_assert_ptr_null(kite__rule_pick(rules, NRULES, rule_tab, NTAB, "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 0,
+                                     kite__row_fits, &bf));
+  ck_assert_ptr_null(kite__rule_pick(rules, 0, rule_tab, NTAB, "softmax", KITE_BF16, KITE_BF16, 1, 1024, 0,
+                                     kite__row_fits, &bf));
+}
+END_TEST
+
+/* gemm rules: nearest in (M, N, K) log2 space, dtype_out and alignment respected. */
+START_TEST(rule_gemm_buckets)
+{
+  const struct kite_gemm_fit bf = { KITE_BF16, KITE_BF16, 16 }, f32 = { KITE_BF16, KITE_F32, 16 },
+                             loose = { KITE_BF16, KITE_BF16, 8 };
+  const struct kite_rule *r;
+  r = kite__rule_pick(rules, NRULES, rule_tab, NTAB, "gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192,
+                      kite__gemm_fits, &bf);
+  ck_assert_str_eq(rule_tab[r->variant].name, "gemm_a");
+  r = kite__rule_pick(rules, NRULES, rule_tab, NTAB, "gemm", KITE_BF16, KITE_BF16, 128, 4000, 5000,
+                      kite__gemm_fits, &bf);
+  ck_assert_str_eq(rule_tab[r->variant].name, "gemm_b");
+  r = kite__rule_pick(rules, NRULES, rule_tab, NTAB, "gemm", KITE_BF16, KITE_F32, 128, 4000, 5000,
+                      kite__gemm_fits, &f32);
+  ck_assert_str_eq(rule_tab[r->variant].name, "gemm_c");
+  ck_assert_ptr_null(kite__rule_pick(rules, NRULES, rule_tab, NTAB, "gemm", KITE_BF16, KITE_BF16, 128, 4000, 5000,
+                                     kite__gemm_fits, &loose));
+}
+END_TEST
+
+/* The committed table's rules (if any) name variants of their own op and
+   dtypes; without rules the public pick is the heuristic's. */
+START_TEST(committed_rules_are_consistent)
+{
+  for (int32_t i = 0; i < kite_rules_len; i++) {
+    const struct kite_rule *r = &kite_rules[i];
+    ck_assert_int_ge(r->variant, 0);
+    ck_assert_int_lt(r->variant, kite_variants_len);
+    const struct kite_variant *v = &kite_variants[r->variant];
+    ck_assert_str_eq(v->op, r->op);
+    ck_assert_int_eq(v->dtype, r->dtype);
+    ck_assert_int_eq(v->dtype_out, r->dtype_out);
+    ck_assert(r->n >= 1 && r->m >= 1 && r->k >= 0 && r->time_us > 0.f);
+  }
+  if (kite_rules_len == 0)
+    for (int64_t n = 1; n <= 300000; n = n * 3 + 1)
+      ck_assert_ptr_eq(kite__pick("softmax", KITE_BF16, n, 16, NULL),
+                       kite__row_heuristic(kite_variants, kite_variants_len, "softmax", KITE_BF16, n, 16));
+}
+END_TEST
+
+/* Lookup cost: a benchmark, printed, never asserted (timed unit tests are not allowed). */
+START_TEST(rule_lookup_cost)
+{
+  struct timespec t0, t1;
+  const int reps = 200000;
+  const struct kite_variant *sink = NULL;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < reps; i++) sink = kite__pick("softmax", KITE_BF16, 1000 + (i & 1023), 16, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / reps;
+  printf("kite: row-op pick (%d rules, %d variants): %.0f ns per lookup\n", (int)kite_rules_len,
+         (int)kite_variants_len, ns);
+  ck_assert_ptr_nonnull(sink);
+}
+END_TEST
+
+
 int main(void)
 {
   /* Before anything starts CUDA (Check forks each test; the children inherit it). */
@@ -1446,6 +1576,13 @@ int main(void)
   tcase_add_test(tc, explain_arguments);
   suite_add_tcase(s, tc);
 
+  tc = tcase_create("rules");
+  tcase_add_test(tc, rule_nearest_bucket);
+  tcase_add_test(tc, rule_constraints_filter);
+  tcase_add_test(tc, rule_gemm_buckets);
+  tcase_add_test(tc, committed_rules_are_consistent);
+  tcase_add_test(tc, rule_lookup_cost);
+  suite_add_tcase(s, tc);
   tc = tcase_create("helpers");
   tcase_set_timeout(tc, 30);
   tcase_add_test(tc, helper_conversions_known_values);

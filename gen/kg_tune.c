@@ -1,0 +1,207 @@
+/* kg_tune.c - the tuned rules: bench/tuned/<gpu>.tsv (written by
+ * `kite-bench --tune`) read, checked against the generated variants, and
+ * turned into the rules kite_table.c carries.
+ *
+ * The file: lines starting with '#' and empty lines are skipped; the first
+ * other line is the header KG_TUNE_HEADER; then one line per measured shape,
+ * tab-separated in the header's order.  time_us is a number, or "failed"
+ * when the variant could not run there (kept for the record, not a rule).
+ * Any malformed line stops kite-gen with "FILE:LINE: message" before
+ * anything is written. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kg.h"
+
+#define KG_TUNE_FIELDS 13
+const char kg_tune_header[] = "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\t"
+                              "runner_up\trunner_up_us\tdevice\tdate\tcommit";
+
+typedef struct kg_line {
+  const char *path;
+  int no;
+  char *f[KG_TUNE_FIELDS];
+} kg_line;
+
+static const char *const kg_field_names[KG_TUNE_FIELDS] = {
+  "op", "dtype", "dtype_out", "m", "n", "k", "variant", "time_us",
+  "runner_up", "runner_up_us", "device", "date", "commit"
+};
+
+static int kg_lerror(lua_State *L, const kg_line *ln, const char *msg) {
+  return luaL_error(L, "%s:%d: %s", ln->path, ln->no, msg);
+}
+
+/* Splits line s (modified in place) into its fields; 0 when the count is wrong. */
+static int kg_split(char *s, kg_line *ln) {
+  int n = 0;
+  for (;;) {
+    char *tab = strchr(s, '\t');
+    if (n == KG_TUNE_FIELDS) return 0;
+    ln->f[n++] = s;
+    if (tab == NULL) break;
+    *tab = '\0';
+    s = tab + 1;
+  }
+  return n == KG_TUNE_FIELDS;
+}
+
+/* Field i as an integer >= lo. */
+static long long kg_lint(lua_State *L, const kg_line *ln, int i, long long lo) {
+  char *end;
+  long long x;
+  errno = 0;
+  x = strtoll(ln->f[i], &end, 10);
+  if (errno != 0 || end == ln->f[i] || *end != '\0' || x < lo)
+    luaL_error(L, "%s:%d: %s must be an integer >= %d, not '%s'", ln->path,
+               ln->no, kg_field_names[i], (int)lo, ln->f[i]);
+  return x;
+}
+
+/* Field i as a positive time in microseconds; -1 for "failed" when allowed. */
+static double kg_ltime(lua_State *L, const kg_line *ln, int i, int failed_ok) {
+  char *end;
+  double x;
+  if (failed_ok && strcmp(ln->f[i], "failed") == 0) return -1;
+  errno = 0;
+  x = strtod(ln->f[i], &end);
+  if (errno != 0 || end == ln->f[i] || *end != '\0' || !(x > 0) || !isfinite(x))
+    luaL_error(L, "%s:%d: %s must be a positive number of microseconds%s, "
+               "not '%s'", ln->path, ln->no, kg_field_names[i],
+               failed_ok ? " or 'failed'" : "", ln->f[i]);
+  return x;
+}
+
+/* Pushes the record of variant `name` (byname: name -> record), or nil. */
+static void kg_variant(lua_State *L, int byname, const char *name) {
+  lua_getfield(L, byname, name);
+}
+
+/* Checks that variant record at v is of the line's op and dtypes. */
+static void kg_match(lua_State *L, const kg_line *ln, int v, int field) {
+  static const char *const keys[3] = { "op", "dtype", "dtype_out" };
+  int i;
+  for (i = 0; i < 3; i++) {
+    lua_getfield(L, v, keys[i]);
+    if (strcmp(lua_tostring(L, -1), ln->f[i]) != 0)
+      luaL_error(L, "%s:%d: %s %s has %s %s, the line says %s", ln->path,
+                 ln->no, kg_field_names[field], ln->f[field], keys[i],
+                 lua_tostring(L, -1), ln->f[i]);
+    lua_pop(L, 1);
+  }
+}
+
+/* The line's bucket key, pushed: the same shape of the same op and dtypes
+ * twice would make the lookup ambiguous. */
+static void kg_pushkey(lua_State *L, const kg_line *ln) {
+  lua_pushfstring(L, "%s %s %s %s %s %s", ln->f[0], ln->f[1], ln->f[2],
+                  ln->f[3], ln->f[4], ln->f[5]);
+}
+
+/* Checks one data line; appends its rule to rules unless it records a
+ * failure or names a variant --only left out. */
+static void kg_tune_line(lua_State *L, kg_line *ln, int byname, int seen,
+                         int rules) {
+  long long m, n, k;
+  double t;
+  int v;
+  if (!kg_isident(ln->f[0])) kg_lerror(L, ln, "op must be an identifier");
+  if (!kg_dtype_enum(ln->f[1]) || !kg_dtype_enum(ln->f[2]))
+    kg_lerror(L, ln, "dtype and dtype_out must be bf16, f16, f32 or e4m3");
+  k = kg_lint(L, ln, 5, 0);
+  m = kg_lint(L, ln, 3, 1);
+  n = kg_lint(L, ln, 4, 1);
+  t = kg_ltime(L, ln, 7, 1);
+  if (strcmp(ln->f[8], "-") != 0) kg_ltime(L, ln, 9, 1);
+  if (!*ln->f[10] || !*ln->f[11] || !*ln->f[12])
+    kg_lerror(L, ln, "device, date and commit must not be empty");
+  kg_variant(L, byname, ln->f[6]);
+  v = lua_gettop(L);
+  if (lua_isnil(L, v)) {
+    if (kg_ctx_of(L)->o.only) { lua_pop(L, 1); return; }
+    luaL_error(L, "%s:%d: no generated variant is named '%s'", ln->path,
+               ln->no, ln->f[6]);
+  }
+  kg_match(L, ln, v, 6);
+  if (t < 0) { lua_pop(L, 1); return; }
+  kg_pushkey(L, ln);
+  if (lua_getfield(L, seen, lua_tostring(L, -1)) != LUA_TNIL)
+    luaL_error(L, "%s:%d: a second rule for %s (the first is line %d)",
+               ln->path, ln->no, lua_tostring(L, -2),
+               (int)lua_tointeger(L, -1));
+  lua_pop(L, 1);
+  lua_pushinteger(L, ln->no);
+  lua_setfield(L, seen, lua_tostring(L, -2));
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 8);
+  lua_getfield(L, v, "index");
+  lua_setfield(L, -2, "variant");
+  lua_pushfstring(L, "{\"%s\", %s, %s, %s, %s, %s, ", ln->f[0],
+                  kg_dtype_enum(ln->f[1]), kg_dtype_enum(ln->f[2]), ln->f[3],
+                  ln->f[4], ln->f[5]);
+  lua_setfield(L, -2, "head");
+  {
+    char buf[96];
+    snprintf(buf, sizeof buf, "%.6ff, %.6ff, %.6ff, ", log2((double)m),
+             log2((double)n), k > 0 ? log2((double)k) : 0.0);
+    lua_pushstring(L, buf);
+    lua_setfield(L, -2, "logs");
+    snprintf(buf, sizeof buf, "%.3ff", t);
+    lua_pushstring(L, buf);
+    lua_setfield(L, -2, "time");
+  }
+  kg_append(L, rules);
+  lua_pop(L, 1);
+}
+
+/* name -> variant record (with its 0-based table index), pushed. */
+static void kg_byname(lua_State *L, int variants) {
+  lua_Integer i, n = (lua_Integer)lua_rawlen(L, variants);
+  lua_createtable(L, 0, (int)n);
+  for (i = 1; i <= n; i++) {
+    lua_rawgeti(L, variants, i);
+    lua_pushinteger(L, i - 1);
+    lua_setfield(L, -2, "index");
+    lua_getfield(L, -1, "name");
+    lua_insert(L, -2);
+    lua_settable(L, -3);
+  }
+}
+
+void kg_tune_load(lua_State *L, int variants) {
+  const char *path = kg_ctx_of(L)->o.tuned;
+  kg_line ln;
+  char *s, *next;
+  int byname, seen, rules, header = 0;
+  variants = lua_absindex(L, variants);
+  lua_newtable(L);
+  rules = lua_gettop(L);
+  if (path == NULL) return;
+  if (!kg_readfile(L, path)) lua_error(L);
+  /* a writable copy that the Lua state owns, so a raise leaks nothing */
+  s = lua_newuserdatauv(L, lua_rawlen(L, -1) + 1, 0);
+  memcpy(s, lua_tostring(L, -2), lua_rawlen(L, -2) + 1);
+  kg_byname(L, variants);
+  byname = lua_gettop(L);
+  lua_newtable(L);
+  seen = lua_gettop(L);
+  ln.path = path;
+  for (ln.no = 1; s != NULL; ln.no++, s = next) {
+    if ((next = strchr(s, '\n')) != NULL) *next++ = '\0';
+    if (*s == '\0' || *s == '#') continue;
+    if (!header) {
+      if (strcmp(s, kg_tune_header) != 0)
+        kg_lerror(L, &ln, "the first line that is not a comment must be the "
+                  "header (op, dtype, dtype_out, m, n, k, variant, time_us, "
+                  "runner_up, runner_up_us, device, date, commit; tabs)");
+      header = 1;
+      continue;
+    }
+    if (!kg_split(s, &ln))
+      kg_lerror(L, &ln, "a line has 13 tab-separated fields");
+    kg_tune_line(L, &ln, byname, seen, rules);
+  }
+  lua_settop(L, rules);
+}
