@@ -80,6 +80,7 @@ tune: all
 	@$(MAKE) --no-print-directory build/kite-bench
 	@mkdir -p $(dir $(KITE_TUNED))
 	build/kite-bench --tune $(KITE_TUNED)
+	build/kite-bench gemm --tune $(KITE_TUNED)
 	@$(MAKE) --no-print-directory gen build
 
 clean:

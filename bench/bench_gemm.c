@@ -53,7 +53,8 @@
 #include "bench_util.h"
 #include "kite.h"
 
-#define MAX_SHAPES 64
+#define MAX_SHAPES 160
+#define TUNE_REPS 5
 #define WORKSPACE_BYTES ((size_t)32 << 20)
 #define L2_COVER 3              /* buffer sets span this many L2s...          */
 #define MIN_SETS 2              /* ...and are never fewer than this           */
@@ -111,6 +112,7 @@ struct gemm_opts {
   int nshapes;
   int variants, quick, device, warmup, reps;   /* reps 0: chosen per shape */
   const char *csv;
+  const char *tune;             /* --tune FILE: the tuning grid, best two variants per shape to FILE */
 };
 
 static void usage(FILE *f)
@@ -131,6 +133,10 @@ static void usage(FILE *f)
     "  --reps R            timed rounds (default 20..50, by shape size)\n"
     "  --device I          CUDA device (default 0)\n"
     "  --csv FILE          append one CSV row per measurement (header if the file is new)\n"
+    "  --tune FILE         time every variant over the tuning grid (M, N, K in 64, 256, 1024,\n"
+    "                      4096, 16384, then the suite) with warm-up 2 and 5 rounds, and append\n"
+    "                      the fastest two checked variants per shape to FILE (bench/tuned/<gpu>.tsv\n"
+    "                      lines; `kite-bench --tune` writes its header and the row ops first)\n"
     "suite: 8192^3 4096^3 2048^3 16384x4096x4096 16384x14336x4096 16384x4096x14336\n"
     "       4096x128256x4096 8192x8192x1024 128x4096x4096 64x14336x4096 16x4096x4096\n"
     "       1000^3 4097x4095x4104\n",
@@ -184,11 +190,34 @@ static void parse_args(struct gemm_opts *o, int argc, char **argv)
       o->device = parse_int(need_arg(argc, argv, &i), "--device", 0, 1023);
     } else if (strcmp(a, "--csv") == 0) {
       o->csv = need_arg(argc, argv, &i);
+    } else if (strcmp(a, "--tune") == 0) {
+      o->tune = need_arg(argc, argv, &i);
     } else {
       fprintf(stderr, "kite-bench gemm: unknown argument '%s'\n\n", a);
       usage(stderr);
       exit(2);
     }
+  }
+  if (o->tune && o->nshapes == 0) {   /* the coarse log2 grid, then the suite's shapes */
+    static const int64_t grid[] = { 64, 256, 1024, 4096, 16384 };
+    for (int i = 0; i < 5; i++)
+      for (int j = 0; j < 5; j++)
+        for (int k = 0; k < 5; k++) o->shapes[o->nshapes++] = (struct gemm_shape){ grid[i], grid[j], grid[k], 0 };
+    /* (not the unaligned one: its fallback variant must not win a bucket that aligned shapes share) */
+    /* (and once each: a bucket has one rule) */
+    const int ngrid = o->nshapes;
+    for (int i = 0; i < N_SUITE && o->nshapes < MAX_SHAPES; i++) {
+      const struct gemm_shape *t = &SUITE[i];
+      int dup = 0;
+      for (int j = 0; j < ngrid; j++)
+        dup |= o->shapes[j].M == t->M && o->shapes[j].N == t->N && o->shapes[j].K == t->K;
+      if (!dup && t->N % 8 == 0 && t->K % 8 == 0) o->shapes[o->nshapes++] = *t;
+    }
+  }
+  if (o->tune) {
+    o->variants = 1;
+    if (o->warmup < 0) o->warmup = QUICK_WARMUP;
+    if (o->reps == 0) o->reps = TUNE_REPS;
   }
   if (o->nshapes == 0)
     for (int i = 0; i < N_SUITE; i++)
@@ -208,6 +237,8 @@ struct gemm_bench {
   void *workspace;              /* WORKSPACE_BYTES, for cuBLASLt */
   char *pool;                   /* POOL_ELEMS random values of type ab */
   FILE *csv;
+  FILE *tune_f;                 /* --tune's file, appended to */
+  char tune_tail[512];          /* "device<TAB>date<TAB>commit" */
   int failures;
   /* for the summary: logs of kite/cuBLASLt over the target shapes */
   double log_api, log_best;
@@ -825,6 +856,35 @@ static int passed(const struct contender *k, const struct contender *cub)
 }
 
 /* Prints and records the shape's rows; adds to the summary. */
+/* --tune: the fastest two variants that passed their check, as bench/tuned
+   lines (kg_tune.c's format), and a "failed" line for each that did not. */
+static void tune_lines(struct gemm_bench *b, const struct problem *p, const struct contender *cs, int n)
+{
+  const struct contender *cub = &cs[0], *top[2] = { NULL, NULL };
+  const char *ab = dtype_name(b->o.ab), *c = dtype_name(b->o.c);
+  for (int i = 2; i < n; i++) {
+    const struct contender *k = &cs[i];
+    if (skipped(k)) continue;
+    if (!passed(k, cub)) {
+      fprintf(b->tune_f, "gemm\t%s\t%s\t%lld\t%lld\t%lld\t%s\tfailed\t-\t-\t%s\n", ab, c, (long long)p->M,
+              (long long)p->N, (long long)p->K, k->variant, b->tune_tail);
+      continue;
+    }
+    if (!top[0] || k->t.median_us < top[0]->t.median_us) {
+      top[1] = top[0];
+      top[0] = k;
+    } else if (!top[1] || k->t.median_us < top[1]->t.median_us) {
+      top[1] = k;
+    }
+  }
+  if (!top[0]) return;
+  fprintf(b->tune_f, "gemm\t%s\t%s\t%lld\t%lld\t%lld\t%s\t%.3f\t%s\t", ab, c, (long long)p->M, (long long)p->N,
+          (long long)p->K, top[0]->variant, top[0]->t.median_us, top[1] ? top[1]->variant : "-");
+  if (top[1]) fprintf(b->tune_f, "%.3f\t%s\n", top[1]->t.median_us, b->tune_tail);
+  else fprintf(b->tune_f, "-\t%s\n", b->tune_tail);
+  fflush(b->tune_f);
+}
+
 static void report(struct gemm_bench *b, const struct problem *p, const struct contender *cs, int n,
                    const char *chosen)
 {
@@ -852,6 +912,7 @@ static void report(struct gemm_bench *b, const struct problem *p, const struct c
   if (best)
     printf("#   best variant: %s, %.1f TFLOP/s, %.3f of cuBLASLt\n", best->variant, tflops(p, best->t.median_us),
            cub->t.median_us / best->t.median_us);
+  if (b->tune_f) tune_lines(b, p, cs, n);
   if (!api->live && api->st != KITE_ERR_NO_KERNEL) b->failures++;
   if (api->live && cub->live && !check_ok(api->err)) b->failures++;
   fflush(stdout);
@@ -933,6 +994,11 @@ int cmd_gemm(int argc, char **argv)
   b.esc = dtype_size(b.o.c);
   setup(&b);
   if (b.o.csv) b.csv = open_csv(b.o.csv);
+  if (b.o.tune) {
+    b.tune_f = fopen(b.o.tune, "a");
+    if (!b.tune_f) die("cannot append to %s: %s", b.o.tune, strerror(errno));
+    bench_tune_tail(b.dev.name, b.tune_tail, sizeof b.tune_tail);
+  }
   print_header(&b);
 
   struct contender *cs = xmalloc((size_t)(2 + kite_variant_count()) * sizeof *cs);
@@ -942,6 +1008,7 @@ int cmd_gemm(int argc, char **argv)
 
   teardown(&b);
   if (b.csv && fclose(b.csv) != 0) die("writing %s failed", b.o.csv);
+  if (b.tune_f && fclose(b.tune_f) != 0) die("writing %s failed", b.o.tune);
   if (b.failures) {
     fprintf(stderr, "kite-bench gemm: %d failure(s) (FAILED or FAIL rows, cuBLASLt problems)\n", b.failures);
     return 1;

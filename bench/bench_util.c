@@ -1,10 +1,12 @@
 /* bench_util.c - helpers shared by kite-bench's benchmarks (bench_util.h). */
+#define _POSIX_C_SOURCE 200809L   /* popen */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench_util.h"
 
@@ -213,4 +215,25 @@ struct timing timing_of(float *ms, int n)
   t.min_us = (double)ms[0] * 1e3;
   t.max_us = (double)ms[n - 1] * 1e3;
   return t;
+}
+
+void bench_tune_tail(const char *device, char *out, size_t len)
+{
+  char commit[64] = "", date[32];
+  const char *env = getenv("KITE_COMMIT");
+  FILE *p = env ? NULL : popen("git rev-parse --short HEAD 2>/dev/null", "r");
+  if (env) snprintf(commit, sizeof commit, "%s", env);
+  if (p) {
+    if (!fgets(commit, sizeof commit, p)) commit[0] = '\0';
+    commit[strcspn(commit, "\r\n")] = '\0';
+    pclose(p);
+  }
+  if (!commit[0]) snprintf(commit, sizeof commit, "unknown");
+  const time_t now = time(NULL);
+  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  char dev[256];
+  snprintf(dev, sizeof dev, "%s", device);
+  for (char *c = dev; *c; c++)
+    if (*c == '\t' || *c == '\n') *c = ' ';   /* one field */
+  snprintf(out, len, "%s\t%s\t%s", dev, date, commit);
 }

@@ -69,6 +69,10 @@ struct timing {
 
 int cmp_float(const void *a, const void *b);
 
+/* "device<TAB>date<TAB>commit" closing a bench/tuned line: the commit from
+   $KITE_COMMIT, else `git rev-parse --short HEAD`, else "unknown". */
+void bench_tune_tail(const char *device, char *out, size_t len);
+
 /* The median, min and max of n times in milliseconds (sorts ms). */
 struct timing timing_of(float *ms, int n);
 

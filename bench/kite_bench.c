@@ -18,14 +18,12 @@
  *   cross_entropy  read x (M*N*elem) + read targets (M*8) + write loss (M*4)
  *   copy           read x + write y (2*M*N*elem)
  * rstd and lse are not requested (NULL). */
-#define _POSIX_C_SOURCE 200809L   /* popen */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -588,25 +586,6 @@ static int time_every_variant(struct bench *b, const struct shape *s, struct bes
   return ran;
 }
 
-/* "device<TAB>date<TAB>commit" for the tsv: the commit from $KITE_COMMIT or git. */
-static void tune_tail(const struct bench *b, char *out, size_t len)
-{
-  char commit[64] = "unknown", date[32];
-  const char *env = getenv("KITE_COMMIT");
-  FILE *p = env ? NULL : popen("git rev-parse --short HEAD 2>/dev/null", "r");
-  if (env) snprintf(commit, sizeof commit, "%s", env);
-  else if (p) {
-    if (fgets(commit, sizeof commit, p)) commit[strcspn(commit, "\r\n")] = '\0';
-    if (!commit[0]) snprintf(commit, sizeof commit, "unknown");
-    pclose(p);
-  }
-  const time_t now = time(NULL);
-  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-  snprintf(out, len, "%s\t%s\t%s", b->dev.name, date, commit);
-  for (char *c = out; *c; c++)
-    if (*c == '\n') *c = ' ';
-}
-
 /* A bench over the given row lengths, for one dtype, its buffers allocated. */
 static void tune_bench(struct bench *b, const struct opts *o, kite_dtype d, const int64_t *ns, int nns)
 {
@@ -638,7 +617,7 @@ static int cmd_tune(const struct opts *o, const char *path)
     struct bench b;
     tune_bench(&b, o, dts[di], ns, nns);
     if (di == 0) {
-      tune_tail(&b, tail, sizeof tail);
+      bench_tune_tail(b.dev.name, tail, sizeof tail);
       fprintf(tsv, "# kite-bench --tune: row ops at M*N = 2^%d, warm-up %d, median of %d; %s\n",
               (int)log2((double)TUNE_ELEMS), o->warmup, o->reps, tail);
       fprintf(tsv, "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\trunner_up\trunner_up_us\tdevice\tdate\tcommit\n");
