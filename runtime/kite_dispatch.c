@@ -1,5 +1,6 @@
 /* kite_dispatch.c - choosing a generated variant and launching it. */
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,46 @@ int kite__fits_memory(int64_t rows, int64_t n, int64_t ld, int es)
 int kite__misaligned(const void *p, int bytes)
 {
   return p && (uintptr_t)p % (uintptr_t)bytes != 0;
+}
+
+/* The table's variants of each op lie in one run (kite-gen writes them op by
+   op): found once, so a pick scans its op's rows, not the whole table.  Up to
+   KITE_MAX_OPS runs are indexed; past that, or for an op whose variants are not
+   contiguous, the lookup falls back to the whole table. */
+#define KITE_MAX_OPS 64
+static struct { const char *op; int32_t lo, hi; } kite_ops[KITE_MAX_OPS];
+static int kite_nops = -1;   /* -1: the index is unusable, scan everything */
+static pthread_once_t kite_ops_once = PTHREAD_ONCE_INIT;
+
+static void kite_index_ops(void)
+{
+  int n = 0;
+  for (int32_t i = 0; i < kite_variants_len; i++) {
+    const char *op = kite_variants[i].op;
+    if (n > 0 && strcmp(kite_ops[n - 1].op, op) == 0) { kite_ops[n - 1].hi = i + 1; continue; }
+    for (int k = 0; k < n; k++)
+      if (strcmp(kite_ops[k].op, op) == 0) return;   /* not contiguous */
+    if (n == KITE_MAX_OPS) return;
+    kite_ops[n].op = op;
+    kite_ops[n].lo = i;
+    kite_ops[n].hi = i + 1;
+    n++;
+  }
+  kite_nops = n;
+}
+
+void kite__op_range(const char *op, int32_t *lo, int32_t *hi)
+{
+  pthread_once(&kite_ops_once, kite_index_ops);
+  *lo = 0;
+  *hi = kite_variants_len;
+  for (int k = 0; k < kite_nops; k++)
+    if (strcmp(kite_ops[k].op, op) == 0) {
+      *lo = kite_ops[k].lo;
+      *hi = kite_ops[k].hi;
+      return;
+    }
+  if (kite_nops >= 0) *hi = 0;   /* indexed, and no variant of op */
 }
 
 /* Better of two fitting variants: lower rank, then the tighter N range. */
@@ -107,7 +148,9 @@ const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t 
                                               dtype, dtype, 0, n, 0, kite__row_fits, &fit);
   if (rule) *rule = r;
   if (r) return &kite_variants[r->variant];
-  return kite__row_heuristic(kite_variants, kite_variants_len, op, dtype, n, align);
+  int32_t lo, hi;
+  kite__op_range(op, &lo, &hi);
+  return kite__row_heuristic(kite_variants + lo, hi - lo, op, dtype, n, align);
 }
 
 const struct kite_variant *kite__find(const char *name)

@@ -176,8 +176,10 @@ kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t
   /* Without an SM count the launch fails anyway; NO_KERNEL is reported first. */
   const cudaError_t e = kite__device_sms(&sms);
   const struct kite_rule *r = kite_gemm_rule(ab, c, M, N, K, align);
+  int32_t lo, hi;
+  kite__op_range("gemm", &lo, &hi);
   const struct kite_variant *v = r ? &kite_variants[r->variant]
-                                   : kite__gemm_pick(kite_variants, kite_variants_len, ab, c, M, N, K, align,
+                                   : kite__gemm_pick(kite_variants + lo, hi - lo, ab, c, M, N, K, align,
                                                      e == cudaSuccess ? sms : 1);
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s x %s -> %s with %d-byte-"
@@ -222,7 +224,9 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   }
   const int have_sms = kite__device_sms(&sms) == cudaSuccess;
   if (!have_sms) sms = KITE_GEMM_DEFAULT_SMS;
-  const struct kite_variant *v = kite__gemm_pick(kite_variants, kite_variants_len, dtype, dtype, M, N, K, 16, sms);
+  int32_t lo, hi;
+  kite__op_range("gemm", &lo, &hi);
+  const struct kite_variant *v = kite__gemm_pick(kite_variants + lo, hi - lo, dtype, dtype, M, N, K, 16, sms);
   if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s -> %s", d, d);
   int64_t tiles;
   const int64_t waves = kite_gemm_waves(v, M, N, sms, &tiles);

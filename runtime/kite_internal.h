@@ -29,6 +29,9 @@ int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *stride
    NULL for the heuristic. */
 const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t n, int32_t align,
                                       const struct kite_rule **rule);
+/* [*lo, *hi): the rows of kite_variants holding op's variants (empty if it
+   has none); the whole table if the index could not be built. */
+void kite__op_range(const char *op, int32_t *lo, int32_t *hi);
 /* The heuristic alone over tab[0..ntab). */
 const struct kite_variant *kite__row_heuristic(const struct kite_variant *tab, int32_t ntab, const char *op,
                                                kite_dtype dtype, int64_t n, int32_t align);

@@ -1513,6 +1513,20 @@ START_TEST(committed_rules_are_consistent)
 }
 END_TEST
 
+/* The op index covers exactly each op's variants. */
+START_TEST(op_range_matches_the_table)
+{
+  const char *ops[] = { "rmsnorm", "softmax", "cross_entropy", "gemm", "no_such_op" };
+  for (int k = 0; k < 5; k++) {
+    int32_t lo, hi, n = 0;
+    kite__op_range(ops[k], &lo, &hi);
+    for (int32_t i = 0; i < kite_variants_len; i++) n += strcmp(kite_variants[i].op, ops[k]) == 0;
+    ck_assert_int_eq(hi > lo ? hi - lo : 0, n);
+    for (int32_t i = lo; i < hi; i++) ck_assert_str_eq(kite_variants[i].op, ops[k]);
+  }
+}
+END_TEST
+
 /* Lookup cost: a benchmark, printed, never asserted (timed unit tests are not allowed). */
 START_TEST(rule_lookup_cost)
 {
@@ -1525,6 +1539,16 @@ START_TEST(rule_lookup_cost)
   const double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / reps;
   printf("kite: row-op pick (%d rules, %d variants): %.0f ns per lookup\n", (int)kite_rules_len,
          (int)kite_variants_len, ns);
+  ck_assert_ptr_nonnull(sink);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int32_t lo, hi;
+  for (int i = 0; i < reps / 10; i++) {
+    kite__op_range("gemm", &lo, &hi);
+    sink = kite__gemm_pick(kite_variants + lo, hi - lo, KITE_BF16, KITE_BF16, 4096 + (i & 255), 4096, 4096, 16, 132);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const double gns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (reps / 10);
+  printf("kite: gemm heuristic pick (%d gemm variants): %.0f ns per lookup\n", (int)(hi - lo), gns);
   ck_assert_ptr_nonnull(sink);
 }
 END_TEST
@@ -1581,6 +1605,7 @@ int main(void)
   tcase_add_test(tc, rule_constraints_filter);
   tcase_add_test(tc, rule_gemm_buckets);
   tcase_add_test(tc, committed_rules_are_consistent);
+  tcase_add_test(tc, op_range_matches_the_table);
   tcase_add_test(tc, rule_lookup_cost);
   suite_add_tcase(s, tc);
   tc = tcase_create("helpers");
