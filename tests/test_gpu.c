@@ -575,6 +575,36 @@ START_TEST(entry_point_at_dispatch_boundaries)
 }
 END_TEST
 
+/* Tuned rule _i of a row op: the entry point at the rule's N (and one either
+   side) picks the rule's variant there and gets the reference's answer. */
+START_TEST(tuned_rule_is_correct)
+{
+  context_ok();
+  const struct kite_rule *rule = &kite_rules[_i];
+  const int op = op_of(rule->op);
+  if (op < 0) return;   /* a gemm rule: test_gemm's */
+  kt_rng r = kt_rng_for("tuned", _i);
+  char buf[1024];
+  KT_KITE_OK(kite_explain(rule->op, rule->dtype, 3, rule->n, 0, buf, sizeof buf));
+  ck_assert_msg(strstr(buf, kite_variants[rule->variant].name) && strstr(buf, "tuned rule"),
+                "rule %d (%s N=%lld) wants %s; explain: %s", _i, rule->op, (long long)rule->n,
+                kite_variants[rule->variant].name, buf);
+  stats st = { 0, 0, 0 };
+  for (int64_t n = rule->n - 1; n <= rule->n + 1; n++) {
+    if (n < 1) continue;
+    rowcase c = rc_new(op, rule->dtype, NULL, 3, n);
+    c.eps = 1e-6f;
+    rc_layout(&c, &r, 1);
+    rc_fill(&c, &r);
+    rc_run(&c);
+    outputs o;
+    rc_download(&c, &o);
+    rc_check(&c, &o, &st);
+    kt_free_all();
+  }
+}
+END_TEST
+
 /* y == x with ldy == ldx through the entry points. */
 START_TEST(entry_point_in_place)
 {
@@ -1036,6 +1066,7 @@ int main(void)
     KT_ADD_LOOP(tc, entry_point_at_dispatch_boundaries, 0, OP_COUNT * 3);
     KT_ADD_LOOP(tc, entry_point_in_place, 0, 2 * 3);
     KT_ADD_LOOP(kt_gpu_tcase(s, "targets"), cross_entropy_targets, 0, 1);
+    if (kite_rules_len > 0) KT_ADD_LOOP(kt_gpu_tcase(s, "tuned"), tuned_rule_is_correct, 0, kite_rules_len);
     KT_ADD_LOOP(kt_gpu_tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
     tc = kt_gpu_tcase(s, "launch");
     KT_ADD_LOOP(tc, device_sms_matches_the_device, 0, 1);
