@@ -18,6 +18,7 @@
 #   bash bench/device_run.sh final4          every test binary (the GPU ones split), then the gemm suite
 #   bash bench/device_run.sh rowsquick       every bf16 row variant for N = 1024 ... 16384, few runs
 #   bash bench/device_run.sh final5          every test binary (GPU ones split), row SASS, rowsall
+#   bash bench/device_run.sh tune            make tune (the tsv comes back in $OUT), --check-dispatch
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
 # hung kernel costs minutes, not the call.
@@ -226,6 +227,18 @@ row_sass() {
   head -5 /tmp/row_ldl.txt
 }
 
+# Measured dispatch: make tune writes bench/tuned/h200.tsv (fetch it from
+# $OUT and commit it), regenerates the table; then the held-out check.
+tune() {
+  local t0=$(date +%s)
+  timeout 420 make tune KITE_GPU=h200 >"$OUT/tune.log" 2>&1
+  echo "make tune: rc=$?, $(( $(date +%s) - t0 )) s; $(grep -cv '^#' bench/tuned/h200.tsv 2>/dev/null) tsv lines"
+  cp bench/tuned/h200.tsv "$OUT/" 2>/dev/null
+  grep -E "tune: wrote|FAILED|error" "$OUT/tune.log" | tail -5
+  timeout 120 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
+  echo "check-dispatch: rc=$?"; tail -3 "$OUT/check_dispatch.txt"
+}
+
 # Session 5: every bf16 row variant up to 16384, quickly, for ranking.
 rowsquick() {
   timeout 300 build/kite-bench --quick --variants --n 1024,2048,4096,8192,16384 >"$OUT/variants.txt" 2>&1
@@ -249,6 +262,7 @@ case $stage in
   rowscheck) gpu_parallel; crash_names; rowsall ;;
   rowsquick) rowsquick ;;
   final5) gpu_suites cpu; row_sass; rowsall ;;
+  tune) tune ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac
