@@ -583,17 +583,28 @@ START_TEST(dispatch_picks_lowest_rank_then_tightest_range)
     KT_KITE_OK(kite_variant_get((int32_t)(got - kite_variants), &info));
     ck_assert_msg(info.n_min <= n && n <= info.n_max && info.dtype == dt && strcmp(info.op, op_names[op]) == 0,
                   "kite_variant_get(%s) does not fit N=%lld", got->name, (long long)n);
+    const struct kite_rule *rule;
+    ck_assert_msg(kite__pick(op_names[op], dt, n, 16, &rule) == got, "kite__pick and kite_explain disagree at N=%lld",
+                  (long long)n);
+    if (rule) {   /* a tuned rule decides (bench/tuned): the heuristic's ranking does not apply */
+      ck_assert_ptr_eq(got, &kite_variants[rule->variant]);
+      ck_assert_ptr_nonnull(strstr(buf, "tuned rule"));
+      continue;
+    }
     ck_assert_msg(!better(want, got), "%s %s N=%lld: explain picked %s (rank %d, n_max %lld) but %s "
                   "(rank %d, n_max %lld) fits better", op_names[op], kt_dtype_name(dt), (long long)n,
                   got->name, (int)got->rank, (long long)got->n_max, want->name, (int)want->rank,
                   (long long)want->n_max);
     if (ties == 0) ck_assert_ptr_eq(got, want);
-    ck_assert_msg(kite__pick(op_names[op], dt, n, 16, NULL) == got, "kite__pick and kite_explain disagree at N=%lld",
-                  (long long)n);
     /* every alignment kite__align_of can report */
     for (int32_t align = 1; align <= 16; align *= 2) {
-      const struct kite_variant *p = kite__pick(op_names[op], dt, n, align, NULL);
+      const struct kite_rule *ra;
+      const struct kite_variant *p = kite__pick(op_names[op], dt, n, align, &ra);
       const struct kite_variant *w = expected_pick(op_names[op], dt, n, align, &ties);
+      if (ra) {
+        ck_assert(p == &kite_variants[ra->variant] && fits(p, op_names[op], dt, n, align));
+        continue;
+      }
       if (!w) {
         ck_assert_msg(p == NULL, "kite__pick(%s, N=%lld, align %d) = %s, but it needs align %d", op_names[op],
                       (long long)n, (int)align, p->name, (int)p->align);
@@ -613,12 +624,11 @@ START_TEST(dispatch_picks_lowest_rank_then_tightest_range)
 }
 END_TEST
 
-static const struct kite_variant *explained(const char *op, kite_dtype dt, int64_t n)
+/* The heuristic's pick for 16-byte-aligned data (what the facts below are about). */
+static const struct kite_variant *heuristic(const char *op, kite_dtype dt, int64_t n)
 {
-  char buf[1024];
-  KT_KITE_OK(kite_explain(op, dt, 4, n, 0, buf, sizeof buf));
-  const struct kite_variant *v = named_in(buf, op, dt);
-  ck_assert_msg(v != NULL, "kite_explain(%s, N=%lld) names no variant: \"%s\"", op, (long long)n, buf);
+  const struct kite_variant *v = kite__row_heuristic(kite_variants, kite_variants_len, op, dt, n, 16);
+  ck_assert_msg(v != NULL, "no %s %s variant for N=%lld", op, kt_dtype_name(dt), (long long)n);
   return v;
 }
 
@@ -632,13 +642,13 @@ START_TEST(dispatch_facts_of_the_committed_space)
       const int es = kt_dtype_size(dt);
       /* short rows stay resident in registers, one warp per row; long ones
          stream with 16-byte accesses */
-      ck_assert_msg(has_tag(explained(o, dt, 1)->name, "reg_t32"), "%s %s N=1", o, kt_dtype_name(dt));
-      ck_assert_msg(has_tag(explained(o, dt, 512)->name, "reg_t32"), "%s %s N=512: %s", o, kt_dtype_name(dt),
-                    explained(o, dt, 512)->name);
-      const struct kite_variant *big = explained(o, dt, 100000);
+      ck_assert_msg(has_tag(heuristic(o, dt, 1)->name, "reg_t32"), "%s %s N=1", o, kt_dtype_name(dt));
+      ck_assert_msg(has_tag(heuristic(o, dt, 512)->name, "reg_t32"), "%s %s N=512: %s", o, kt_dtype_name(dt),
+                    heuristic(o, dt, 512)->name);
+      const struct kite_variant *big = heuristic(o, dt, 100000);
       ck_assert_msg(has_tag(big->name, "loop") && has_tag(big->name, "v16"), "%s %s N=100000: %s", o,
                     kt_dtype_name(dt), big->name);
-      const struct kite_variant *top = explained(o, dt, ROW_N_MAX);
+      const struct kite_variant *top = heuristic(o, dt, ROW_N_MAX);
       ck_assert_msg(has_tag(top->name, "loop") && has_tag(top->name, "v16"), "%s %s N=2^30: %s", o,
                     kt_dtype_name(dt), top->name);
       /* element-aligned data gets the element-wise variant, at every size */
@@ -658,16 +668,16 @@ START_TEST(dispatch_facts_of_the_committed_space)
   /* The measured ranking (rowops.lua, session 5): rows through 16384 bf16 elements stay in
      registers, one warp per row through 1024, then 4 accesses per thread (cross-entropy from
      8192 on: bulk copies, 2 stages); longer rows stream by plain loads. */
-  ck_assert(has_tag(explained("softmax", KITE_BF16, 1024)->name, "reg_t32"));
-  ck_assert(has_tag(explained("softmax", KITE_BF16, 8192)->name, "reg_t256_r1_n4"));
-  ck_assert(has_tag(explained("cross_entropy", KITE_BF16, 1000)->name, "reg_t32_r8_n4"));
-  ck_assert(has_tag(explained("cross_entropy", KITE_BF16, 4096)->name, "reg_t128_r2_n4"));
-  ck_assert(has_tag(explained("softmax", KITE_BF16, 16384)->name, "reg_t512"));
-  ck_assert(has_tag(explained("softmax", KITE_BF16, 16385)->name, "loop"));
-  ck_assert(has_tag(explained("cross_entropy", KITE_BF16, 8192)->name, "bulk_t256_r1_n4"));
-  ck_assert(has_tag(explained("cross_entropy", KITE_BF16, 16384)->name, "bulk_t512_r1_n4"));
-  ck_assert(has_tag(explained("rmsnorm", KITE_BF16, 16384)->name, "reg_t512"));
-  ck_assert(has_tag(explained("rmsnorm", KITE_BF16, 16385)->name, "loop"));
+  ck_assert(has_tag(heuristic("softmax", KITE_BF16, 1024)->name, "reg_t32"));
+  ck_assert(has_tag(heuristic("softmax", KITE_BF16, 8192)->name, "reg_t256_r1_n4"));
+  ck_assert(has_tag(heuristic("cross_entropy", KITE_BF16, 1000)->name, "reg_t32_r8_n4"));
+  ck_assert(has_tag(heuristic("cross_entropy", KITE_BF16, 4096)->name, "reg_t128_r2_n4"));
+  ck_assert(has_tag(heuristic("softmax", KITE_BF16, 16384)->name, "reg_t512"));
+  ck_assert(has_tag(heuristic("softmax", KITE_BF16, 16385)->name, "loop"));
+  ck_assert(has_tag(heuristic("cross_entropy", KITE_BF16, 8192)->name, "bulk_t256_r1_n4"));
+  ck_assert(has_tag(heuristic("cross_entropy", KITE_BF16, 16384)->name, "bulk_t512_r1_n4"));
+  ck_assert(has_tag(heuristic("rmsnorm", KITE_BF16, 16384)->name, "reg_t512"));
+  ck_assert(has_tag(heuristic("rmsnorm", KITE_BF16, 16385)->name, "loop"));
 }
 END_TEST
 
@@ -1244,6 +1254,14 @@ START_TEST(gemm_explain)
         continue;
       }
       KT_KITE_OK(s);
+      const struct kite_gemm_fit fit = { dts[d], dts[d], 16 };
+      const struct kite_rule *r = kite__rule_pick(kite_rules, kite_rules_len, kite_variants, kite_variants_len,
+                                                  "gemm", dts[d], dts[d], sh[0], sh[1], sh[2], kite__gemm_fits, &fit);
+      if (r) {   /* a tuned rule decides (bench/tuned) */
+        ck_assert_msg(strstr(buf, kite_variants[r->variant].name) && strstr(buf, "tuned rule"),
+                      "explain gemm: \"%s\", want the rule's %s", buf, kite_variants[r->variant].name);
+        continue;
+      }
       ck_assert_msg(strstr(buf, want->name) && strstr(buf, "wave") && strstr(buf, "tile") &&
                     strstr(buf, "132 SMs") && strstr(buf, "16-byte"), "explain gemm: \"%s\", want %s", buf,
                     want->name);
