@@ -55,6 +55,7 @@
 
 #define MAX_SHAPES 160
 #define TUNE_REPS 5
+#define CHECK_SHAPES 30
 #define WORKSPACE_BYTES ((size_t)32 << 20)
 #define L2_COVER 3              /* buffer sets span this many L2s...          */
 #define MIN_SETS 2              /* ...and are never fewer than this           */
@@ -113,6 +114,7 @@ struct gemm_opts {
   int variants, quick, device, warmup, reps;   /* reps 0: chosen per shape */
   const char *csv;
   const char *tune;             /* --tune FILE: the tuning grid, best two variants per shape to FILE */
+  int check_dispatch;           /* --check-dispatch: random shapes, dispatched against the best variant */
 };
 
 static void usage(FILE *f)
@@ -133,6 +135,8 @@ static void usage(FILE *f)
     "  --reps R            timed rounds (default 20..50, by shape size)\n"
     "  --device I          CUDA device (default 0)\n"
     "  --csv FILE          append one CSV row per measurement (header if the file is new)\n"
+    "  --check-dispatch    30 random M, N, K in [64, 16384] (log-uniform, not grid points): the\n"
+    "                      dispatched variant's time over the best checked variant's, same run\n"
     "  --tune FILE         time every variant over the tuning grid (M, N, K in 64, 256, 1024,\n"
     "                      4096, 16384, then the suite) with warm-up 2 and 5 rounds, and append\n"
     "                      the fastest two checked variants per shape to FILE (bench/tuned/<gpu>.tsv\n"
@@ -192,6 +196,8 @@ static void parse_args(struct gemm_opts *o, int argc, char **argv)
       o->csv = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--tune") == 0) {
       o->tune = need_arg(argc, argv, &i);
+    } else if (strcmp(a, "--check-dispatch") == 0) {
+      o->check_dispatch = 1;
     } else {
       fprintf(stderr, "kite-bench gemm: unknown argument '%s'\n\n", a);
       usage(stderr);
@@ -214,7 +220,17 @@ static void parse_args(struct gemm_opts *o, int argc, char **argv)
       if (!dup && t->N % 8 == 0 && t->K % 8 == 0) o->shapes[o->nshapes++] = *t;
     }
   }
-  if (o->tune) {
+  if (o->check_dispatch && o->nshapes == 0) {   /* held out: multiples of 8 off the power-of-two grid */
+    uint64_t seed = 0xd15a7c4ULL;
+    while (o->nshapes < CHECK_SHAPES) {
+      int64_t d[3];
+      for (int k = 0; k < 3; k++)
+        d[k] = ((int64_t)exp2(6.0 + 8.0 * (double)(xorshift(&seed) >> 11) / 9007199254740992.0) + 7) / 8 * 8;
+      if ((d[0] & (d[0] - 1)) == 0 && (d[1] & (d[1] - 1)) == 0 && (d[2] & (d[2] - 1)) == 0) continue;
+      o->shapes[o->nshapes++] = (struct gemm_shape){ d[0], d[1], d[2], 0 };
+    }
+  }
+  if (o->tune || o->check_dispatch) {
     o->variants = 1;
     if (o->warmup < 0) o->warmup = QUICK_WARMUP;
     if (o->reps == 0) o->reps = TUNE_REPS;
@@ -244,6 +260,8 @@ struct gemm_bench {
   double log_api, log_best;
   int n_api, n_best, n_target, n_target_missing;
   double headline;              /* kite/cuBLASLt at 8192^3; 0 if not measured */
+  double log_check, worst_check;   /* --check-dispatch: logs and worst of dispatched/best */
+  int n_check;
 };
 
 /* One shape's buffers and cuBLASLt plan. */
@@ -913,6 +931,13 @@ static void report(struct gemm_bench *b, const struct problem *p, const struct c
     printf("#   best variant: %s, %.1f TFLOP/s, %.3f of cuBLASLt\n", best->variant, tflops(p, best->t.median_us),
            cub->t.median_us / best->t.median_us);
   if (b->tune_f) tune_lines(b, p, cs, n);
+  if (b->o.check_dispatch && best && passed(api, cub)) {
+    const double ratio = api->t.median_us / best->t.median_us;
+    b->log_check += log(ratio);
+    b->worst_check = ratio > b->worst_check ? ratio : b->worst_check;
+    b->n_check++;
+    printf("#   dispatched / best variant: %.3f\n", ratio);
+  }
   if (!api->live && api->st != KITE_ERR_NO_KERNEL) b->failures++;
   if (api->live && cub->live && !check_ok(api->err)) b->failures++;
   fflush(stdout);
@@ -969,6 +994,9 @@ static void print_summary(const struct gemm_bench *b)
   printf("\n");
   if (b->o.variants && b->n_best)
     printf("# geomean best variant/cuBLASLt over %d target shapes: %.3f\n", b->n_best, exp(b->log_best / b->n_best));
+  if (b->o.check_dispatch)
+    printf("check-dispatch: %d shapes, geomean dispatched/best %.3f, worst %.3f (targets <= 1.05, <= 1.20)\n",
+           b->n_check, b->n_check ? exp(b->log_check / b->n_check) : 0.0, b->worst_check);
   if (b->headline > 0) printf("# %dx%dx%d: kite/cuBLASLt %.3f\n", HEADLINE, HEADLINE, HEADLINE, b->headline);
   else printf("# %dx%dx%d: kite/cuBLASLt not measured\n", HEADLINE, HEADLINE, HEADLINE);
 }

@@ -237,6 +237,8 @@ tune() {
   grep -E "tune: wrote|FAILED|error" "$OUT/tune.log" | tail -5
   timeout 120 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
   echo "check-dispatch: rc=$?"; tail -3 "$OUT/check_dispatch.txt"
+  timeout 200 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
 }
 
 # Session 5: every bf16 row variant up to 16384, quickly, for ranking.
