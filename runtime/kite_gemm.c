@@ -154,13 +154,19 @@ const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32
 
 /* ---- entry points ----------------------------------------------------------------------- */
 
-/* The tuned rule nearest the problem whose variant fits it, or NULL. */
-static const struct kite_rule *kite_gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
-                                              int32_t align)
+/* The variant for a problem, kite__pick's counterpart: the tuned rule nearest
+   it whose variant fits (*rule gets it), else the heuristic over the table's
+   gemm rows on sms SMs (*rule NULL); NULL if nothing fits. */
+static const struct kite_variant *kite_gemm_choose(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
+                                                   int32_t align, int sms, const struct kite_rule **rule)
 {
   const struct kite_gemm_fit fit = { ab, c, align };
-  return kite__rule_pick(kite_rules, kite_rules_len, kite_variants, kite_variants_len, "gemm", ab, c, M, N, K,
-                         kite__gemm_fits, &fit);
+  *rule = kite__rule_pick(kite_rules, kite_rules_len, kite_variants, kite_variants_len, "gemm", ab, c, M, N, K,
+                          kite__gemm_fits, &fit);
+  if (*rule) return &kite_variants[(*rule)->variant];
+  int32_t lo, hi;
+  kite__op_range("gemm", &lo, &hi);
+  return kite__gemm_pick(kite_variants + lo, hi - lo, ab, c, M, N, K, align, sms);
 }
 
 kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K, float alpha,
@@ -175,12 +181,8 @@ kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t
   const int32_t align = kite_gemm_align(&a, kite__dtype_size(ab));
   /* Without an SM count the launch fails anyway; NO_KERNEL is reported first. */
   const cudaError_t e = kite__device_sms(&sms);
-  const struct kite_rule *r = kite_gemm_rule(ab, c, M, N, K, align);
-  int32_t lo, hi;
-  kite__op_range("gemm", &lo, &hi);
-  const struct kite_variant *v = r ? &kite_variants[r->variant]
-                                   : kite__gemm_pick(kite_variants + lo, hi - lo, ab, c, M, N, K, align,
-                                                     e == cudaSuccess ? sms : 1);
+  const struct kite_rule *r;
+  const struct kite_variant *v = kite_gemm_choose(ab, c, M, N, K, align, e == cudaSuccess ? sms : 1, &r);
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s x %s -> %s with %d-byte-"
                       "aligned A, B and strides (was out/ filtered?)", kite__dtype_name(ab),
@@ -213,21 +215,18 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
              (long long)M, (long long)N, (long long)K);
     return KITE_OK;
   }
-  const struct kite_rule *r = kite_gemm_rule(dtype, dtype, M, N, K, 16);
+  const int have_sms = kite__device_sms(&sms) == cudaSuccess;
+  if (!have_sms) sms = KITE_GEMM_DEFAULT_SMS;
+  const struct kite_rule *r;
+  const struct kite_variant *v = kite_gemm_choose(dtype, dtype, M, N, K, 16, sms, &r);
+  if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s -> %s", d, d);
   if (r) {
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (tuned rule: nearest tuned shape %lldx%lldx%lld in "
              "log2 space, where it ran %.1f us, the fastest measured; assumes 16-byte-aligned A, B and strides, "
              "C of the same dtype as A and B)", d, (long long)M, (long long)N, (long long)K,
-             kite_variants[r->variant].name, (long long)r->m, (long long)r->n, (long long)r->k,
-             (double)r->time_us);
+             v->name, (long long)r->m, (long long)r->n, (long long)r->k, (double)r->time_us);
     return KITE_OK;
   }
-  const int have_sms = kite__device_sms(&sms) == cudaSuccess;
-  if (!have_sms) sms = KITE_GEMM_DEFAULT_SMS;
-  int32_t lo, hi;
-  kite__op_range("gemm", &lo, &hi);
-  const struct kite_variant *v = kite__gemm_pick(kite_variants + lo, hi - lo, dtype, dtype, M, N, K, 16, sms);
-  if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s -> %s", d, d);
   int64_t tiles;
   const int64_t waves = kite_gemm_waves(v, M, N, sms, &tiles);
   snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area * (K + cost_k) / "
