@@ -35,7 +35,6 @@ constexpr bool kTwoPass = false;         // the op reads the row a second time f
 __device__ __forceinline__ float to_f32(elem_t v) { return v; }
 __device__ __forceinline__ elem_t from_f32(float v) { return v; }
 
-constexpr int kPerWord = 4 / (int)sizeof(elem_t);   // elements in a 32-bit word
 __device__ __forceinline__ void word_floats(uint32_t w, float *f) { f[0] = __uint_as_float(w); }
 __device__ __forceinline__ uint32_t floats_word(const float *f) { return __float_as_uint(f[0]); }
 
@@ -235,6 +234,19 @@ __device__ __forceinline__ ms_t ms_add(ms_t a, const float (&f)[K])
   return { m, s };
 }
 
+// Streaming rows: the running statistics folded over this thread's accesses
+// of the chunk at base (elements past n read as -inf).
+__device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int base, int t, int n)
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    float f[kVec];
+    to_floats(r[j], access_index(base, j, t), n, -INFINITY, f);
+    st = ms_add(st, f);
+  }
+  return st;
+}
+
 struct op_sum { __device__ float operator()(float a, float b) const { return a + b; } };
 struct op_max { __device__ float operator()(float a, float b) const { return fmaxf(a, b); } };
 
@@ -412,17 +424,6 @@ __device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
 #line 4 "templates/cross_entropy/cross_entropy.cu.tpl"
 
 namespace {
-
-__device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int base, int t, int n)
-{
-#pragma unroll
-  for (int j = 0; j < kNv; ++j) {
-    float f[kVec];
-    to_floats(r[j], access_index(base, j, t), n, -INFINITY, f);
-    st = ms_add(st, f);
-  }
-  return st;
-}
 
 // The row's target: ignored, out of range (a NaN loss) or the logit.
 struct target_t { bool ignored; float logit; };

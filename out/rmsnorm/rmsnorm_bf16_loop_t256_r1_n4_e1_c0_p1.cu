@@ -35,7 +35,6 @@ constexpr bool kTwoPass = true;         // the op reads the row a second time fo
 __device__ __forceinline__ float to_f32(elem_t v) { return __bfloat162float(v); }
 __device__ __forceinline__ elem_t from_f32(float v) { return __float2bfloat16_rn(v); }
 
-constexpr int kPerWord = 4 / (int)sizeof(elem_t);   // elements in a 32-bit word
 __device__ __forceinline__ void word_floats(uint32_t w, float *f) { f[0] = __uint_as_float(w << 16); f[1] = __uint_as_float(w & 0xffff0000u); }
 __device__ __forceinline__ uint32_t floats_word(const float *f) { const __nv_bfloat162 h = __floats2bfloat162_rn(f[0], f[1]); uint32_t w; memcpy(&w, &h, 4); return w; }
 
@@ -233,6 +232,19 @@ __device__ __forceinline__ ms_t ms_add(ms_t a, const float (&f)[K])
 #pragma unroll
   for (int e = 0; e < K; ++e) s += fast_exp2(fmaf(f[e], kLog2e, -ms));
   return { m, s };
+}
+
+// Streaming rows: the running statistics folded over this thread's accesses
+// of the chunk at base (elements past n read as -inf).
+__device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int base, int t, int n)
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    float f[kVec];
+    to_floats(r[j], access_index(base, j, t), n, -INFINITY, f);
+    st = ms_add(st, f);
+  }
+  return st;
 }
 
 struct op_sum { __device__ float operator()(float a, float b) const { return a + b; } };

@@ -35,7 +35,6 @@ constexpr bool kTwoPass = true;         // the op reads the row a second time fo
 __device__ __forceinline__ float to_f32(elem_t v) { return __half2float(v); }
 __device__ __forceinline__ elem_t from_f32(float v) { return __float2half_rn(v); }
 
-constexpr int kPerWord = 4 / (int)sizeof(elem_t);   // elements in a 32-bit word
 __device__ __forceinline__ void word_floats(uint32_t w, float *f) { __half2 h; memcpy(&h, &w, 4); const float2 v = __half22float2(h); f[0] = v.x; f[1] = v.y; }
 __device__ __forceinline__ uint32_t floats_word(const float *f) { const __half2 h = __floats2half2_rn(f[0], f[1]); uint32_t w; memcpy(&w, &h, 4); return w; }
 
@@ -235,6 +234,19 @@ __device__ __forceinline__ ms_t ms_add(ms_t a, const float (&f)[K])
   return { m, s };
 }
 
+// Streaming rows: the running statistics folded over this thread's accesses
+// of the chunk at base (elements past n read as -inf).
+__device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int base, int t, int n)
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    float f[kVec];
+    to_floats(r[j], access_index(base, j, t), n, -INFINITY, f);
+    st = ms_add(st, f);
+  }
+  return st;
+}
+
 struct op_sum { __device__ float operator()(float a, float b) const { return a + b; } };
 struct op_max { __device__ float operator()(float a, float b) const { return fmaxf(a, b); } };
 
@@ -412,17 +424,6 @@ __device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
 #line 4 "templates/softmax/softmax.cu.tpl"
 
 namespace {
-
-__device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int base, int t, int n)
-{
-#pragma unroll
-  for (int j = 0; j < kNv; ++j) {
-    float f[kVec];
-    to_floats(r[j], access_index(base, j, t), n, -INFINITY, f);
-    st = ms_add(st, f);
-  }
-  return st;
-}
 
 __device__ __forceinline__ void softmax_out(const raw_t (&r)[kNv], int base, int t, int n, ms_t st,
                                             elem_t *y)

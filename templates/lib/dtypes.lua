@@ -28,12 +28,11 @@ __device__ __forceinline__ elem_t from_f32(float v) { return %s; }
 end
 
 -- Elements of elem_t handled as the 32-bit words that hold them: word_floats
--- and floats_word convert the kPerWord elements of one word at once (16-bit
--- types: a pair by one packed conversion), so data held in registers stays in
--- whole words instead of being split into one register per element.
+-- and floats_word convert the elements of one word at once (16-bit types: a
+-- pair by one packed conversion), so data held in registers stays in whole
+-- words instead of being split into one register per element.
 function M.words_for(d)
   return string.format([[
-constexpr int kPerWord = 4 / (int)sizeof(elem_t);   // elements in a 32-bit word
 __device__ __forceinline__ void word_floats(uint32_t w, float *f) { %s }
 __device__ __forceinline__ uint32_t floats_word(const float *f) { %s }
 ]], d.unpack, d.pack)

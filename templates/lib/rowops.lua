@@ -501,6 +501,19 @@ __device__ __forceinline__ ms_t ms_add(ms_t a, const float (&f)[K])
   return { m, s };
 }
 
+// Streaming rows: the running statistics folded over this thread's accesses
+// of the chunk at base (elements past n read as -inf).
+__device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int base, int t, int n)
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    float f[kVec];
+    to_floats(r[j], access_index(base, j, t), n, -INFINITY, f);
+    st = ms_add(st, f);
+  }
+  return st;
+}
+
 struct op_sum { __device__ float operator()(float a, float b) const { return a + b; } };
 struct op_max { __device__ float operator()(float a, float b) const { return fmaxf(a, b); } };
 

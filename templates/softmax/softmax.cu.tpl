@@ -4,17 +4,6 @@ ${rowops.prelude(OP, P)}
 
 namespace {
 
-__device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int base, int t, int n)
-{
-#pragma unroll
-  for (int j = 0; j < kNv; ++j) {
-    float f[kVec];
-    to_floats(r[j], access_index(base, j, t), n, -INFINITY, f);
-    st = ms_add(st, f);
-  }
-  return st;
-}
-
 __device__ __forceinline__ void softmax_out(const raw_t (&r)[kNv], int base, int t, int n, ms_t st,
                                             elem_t *y)
 {
