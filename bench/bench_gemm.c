@@ -873,36 +873,22 @@ static int passed(const struct contender *k, const struct contender *cub)
   return k->live && cub->live && check_ok(k->err);
 }
 
-/* Prints and records the shape's rows; adds to the summary. */
 /* --tune: the fastest two variants that passed their check, as bench/tuned
    lines (kg_tune.c's format), and a "failed" line for each that did not. */
 static void tune_lines(struct gemm_bench *b, const struct problem *p, const struct contender *cs, int n)
 {
-  const struct contender *cub = &cs[0], *top[2] = { NULL, NULL };
-  const char *ab = dtype_name(b->o.ab), *c = dtype_name(b->o.c);
+  const struct tune_key key = { "gemm", b->o.ab, b->o.c, p->M, p->N, p->K };
+  struct top2 top = { { NULL, NULL }, { 0, 0 }, 0 };
   for (int i = 2; i < n; i++) {
     const struct contender *k = &cs[i];
     if (skipped(k)) continue;
-    if (!passed(k, cub)) {
-      fprintf(b->tune_f, "gemm\t%s\t%s\t%lld\t%lld\t%lld\t%s\tfailed\t-\t-\t%s\n", ab, c, (long long)p->M,
-              (long long)p->N, (long long)p->K, k->variant, b->tune_tail);
-      continue;
-    }
-    if (!top[0] || k->t.median_us < top[0]->t.median_us) {
-      top[1] = top[0];
-      top[0] = k;
-    } else if (!top[1] || k->t.median_us < top[1]->t.median_us) {
-      top[1] = k;
-    }
+    if (passed(k, &cs[0])) top2_add(&top, k->variant, k->t.median_us);
+    else tune_line(b->tune_f, &key, NULL, k->variant, b->tune_tail);
   }
-  if (!top[0]) return;
-  fprintf(b->tune_f, "gemm\t%s\t%s\t%lld\t%lld\t%lld\t%s\t%.3f\t%s\t", ab, c, (long long)p->M, (long long)p->N,
-          (long long)p->K, top[0]->variant, top[0]->t.median_us, top[1] ? top[1]->variant : "-");
-  if (top[1]) fprintf(b->tune_f, "%.3f\t%s\n", top[1]->t.median_us, b->tune_tail);
-  else fprintf(b->tune_f, "-\t%s\n", b->tune_tail);
-  fflush(b->tune_f);
+  tune_line(b->tune_f, &key, &top, NULL, b->tune_tail);
 }
 
+/* Prints and records the shape's rows; adds to the summary. */
 static void report(struct gemm_bench *b, const struct problem *p, const struct contender *cs, int n,
                    const char *chosen)
 {

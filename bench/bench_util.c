@@ -237,3 +237,28 @@ void bench_tune_tail(const char *device, char *out, size_t len)
     if (*c == '\t' || *c == '\n') *c = ' ';   /* one field */
   snprintf(out, len, "%s\t%s\t%s", dev, date, commit);
 }
+
+void top2_add(struct top2 *t, const char *name, double us)
+{
+  if (t->n == 0 || us < t->us[0]) {
+    t->name[1] = t->name[0];
+    t->us[1] = t->us[0];
+    t->name[0] = name;
+    t->us[0] = us;
+  } else if (t->n == 1 || us < t->us[1]) {
+    t->name[1] = name;
+    t->us[1] = us;
+  }
+  t->n++;
+}
+
+void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const char *failed, const char *tail)
+{
+  if (!failed && t->n == 0) return;
+  fprintf(f, "%s\t%s\t%s\t%lld\t%lld\t%lld\t", key->op, dtype_name(key->ab), dtype_name(key->c), (long long)key->m,
+          (long long)key->n, (long long)key->k);
+  if (failed) fprintf(f, "%s\tfailed\t-\t-\t%s\n", failed, tail);
+  else if (t->n == 1) fprintf(f, "%s\t%.3f\t-\t-\t%s\n", t->name[0], t->us[0], tail);
+  else fprintf(f, "%s\t%.3f\t%s\t%.3f\t%s\n", t->name[0], t->us[0], t->name[1], t->us[1], tail);
+  fflush(f);
+}

@@ -5,6 +5,7 @@
 #define KITE_BENCH_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
@@ -69,9 +70,32 @@ struct timing {
 
 int cmp_float(const void *a, const void *b);
 
+/* ---- bench/tuned/<gpu>.tsv (read by kite-gen --tuned, gen/kg_tune.c) ---------- */
+
+#define TUNE_HEADER "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\trunner_up\trunner_up_us\tdevice\tdate\tcommit"
+
 /* "device<TAB>date<TAB>commit" closing a bench/tuned line: the commit from
    $KITE_COMMIT, else `git rev-parse --short HEAD`, else "unknown". */
 void bench_tune_tail(const char *device, char *out, size_t len);
+
+/* The fastest two of a series of timed variants; name[0] is the best.  The
+   names are kept, not copied (the variant table's strings live on). */
+struct top2 {
+  const char *name[2];
+  double us[2];
+  int n;               /* variants added */
+};
+void top2_add(struct top2 *t, const char *name, double us);
+
+/* A tuned shape: op, its dtypes, m x n x k (k = 0 for row ops). */
+struct tune_key {
+  const char *op;
+  kite_dtype ab, c;
+  int64_t m, n, k;
+};
+/* The line for key: t's best two (nothing when t is empty), or, with
+   failed set, that variant as "failed". */
+void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const char *failed, const char *tail);
 
 /* The median, min and max of n times in milliseconds (sorts ms). */
 struct timing timing_of(float *ms, int n);

@@ -546,19 +546,13 @@ static int cmd_rows(struct opts *o)
 #define CHECK_SHAPES 30
 
 /* The two fastest variants that accept s, each timed; a variant that fails is
-   reported (and, with tsv, written as a "failed" line) and the run goes on.
-   Returns how many ran. */
-struct best2 {
-  char name[2][128];
-  double us[2];
-};
-
-static int time_every_variant(struct bench *b, const struct shape *s, struct best2 *r, FILE *tsv,
-                              const char *tail)
+   reported (and, with tsv, written as a "failed" line) and the run goes on. */
+static void time_every_variant(struct bench *b, const struct shape *s, struct top2 *r, FILE *tsv,
+                               const char *tail)
 {
   kite_row_args a = row_args(b, s, 0);
   int32_t align = align_of(&a, b->es), nv = kite_variant_count();
-  int ran = 0;
+  const struct tune_key key = { s->op, b->o.dtype, b->o.dtype, s->M, s->N, 0 };
   memset(r, 0, sizeof *r);
   for (int32_t i = 0; i < nv; i++) {
     kite_variant_info v;
@@ -567,23 +561,12 @@ static int time_every_variant(struct bench *b, const struct shape *s, struct bes
     kite_status st = time_it(b, s, VIA_VARIANT, v.name, &t);
     if (st != KITE_OK) {
       report_failure(b, s, v.name, st);
-      if (tsv)
-        fprintf(tsv, "%s\t%s\t%s\t%lld\t%lld\t0\t%s\tfailed\t-\t-\t%s\n", s->op, dtype_name(b->o.dtype),
-                dtype_name(b->o.dtype), (long long)s->M, (long long)s->N, v.name, tail);
+      if (tsv) tune_line(tsv, &key, NULL, v.name, tail);
       continue;
     }
-    int slot = ran == 0 || t.median_us < r->us[0] ? 0 : (ran == 1 || t.median_us < r->us[1] ? 1 : 2);
-    if (slot == 0) {
-      memcpy(r->name[1], r->name[0], sizeof r->name[0]);
-      r->us[1] = r->us[0];
-    }
-    if (slot < 2) {
-      snprintf(r->name[slot], sizeof r->name[slot], "%s", v.name);
-      r->us[slot] = t.median_us;
-    }
-    ran++;
+    top2_add(r, v.name, t.median_us);
   }
-  return ran;
+  if (tsv) tune_line(tsv, &key, r, NULL, tail);
 }
 
 /* A bench over the given row lengths, for one dtype, its buffers allocated. */
@@ -620,23 +603,17 @@ static int cmd_tune(const struct opts *o, const char *path)
       bench_tune_tail(b.dev.name, tail, sizeof tail);
       fprintf(tsv, "# kite-bench --tune: row ops at M*N = 2^%d, warm-up %d, median of %d; %s\n",
               (int)log2((double)TUNE_ELEMS), o->warmup, o->reps, tail);
-      fprintf(tsv, "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\trunner_up\trunner_up_us\tdevice\tdate\tcommit\n");
+      fprintf(tsv, "%s\n", TUNE_HEADER);
     }
     for (int i = 0; i < N_ALL_OPS; i++)
       for (int j = 0; j < nns; j++) {
         struct shape s = { ALL_OPS[i], rows_for(&b, ns[j]), ns[j] };
-        struct best2 r;
+        struct top2 r;
         if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
-        int ran = time_every_variant(&b, &s, &r, tsv, tail);
+        time_every_variant(&b, &s, &r, tsv, tail);
         printf("tune %-13s %-4s N=%-7lld %3d variants  best %-44s %9.1f us\n", s.op, dtype_name(dts[di]),
-               (long long)s.N, ran, ran ? r.name[0] : "-", ran ? r.us[0] : 0.0);
+               (long long)s.N, r.n, r.n ? r.name[0] : "-", r.n ? r.us[0] : 0.0);
         fflush(stdout);
-        if (!ran) continue;
-        fprintf(tsv, "%s\t%s\t%s\t%lld\t%lld\t0\t%s\t%.3f\t%s\t", s.op, dtype_name(dts[di]), dtype_name(dts[di]),
-                (long long)s.M, (long long)s.N, r.name[0], r.us[0], ran > 1 ? r.name[1] : "-");
-        if (ran > 1) fprintf(tsv, "%.3f\t%s\n", r.us[1], tail);
-        else fprintf(tsv, "-\t%s\n", tail);
-        fflush(tsv);
       }
     failures += b.failures;
     free_buffers(&b);
@@ -668,11 +645,12 @@ static int cmd_check_dispatch(const struct opts *o)
       struct shape s = { ALL_OPS[i], rows_for(&b, ns[j]), ns[j] };
       char chosen[256];
       struct timing t;
-      struct best2 r;
+      struct top2 r = { { NULL, NULL }, { 0, 0 }, 0 };
       if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
       dispatched(&b, &s, chosen, sizeof chosen);
       kite_status st = time_it(&b, &s, VIA_API, NULL, &t);
-      if (st != KITE_OK || time_every_variant(&b, &s, &r, NULL, NULL) == 0) {
+      if (st == KITE_OK) time_every_variant(&b, &s, &r, NULL, NULL);
+      if (st != KITE_OK || r.n == 0) {
         report_failure(&b, &s, "dispatch", st);
         continue;
       }
