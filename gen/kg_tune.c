@@ -3,7 +3,7 @@
  * turned into the rules kite_table.c carries.
  *
  * The file: lines starting with '#' and empty lines are skipped; the first
- * other line is the header KG_TUNE_HEADER; then one line per measured shape,
+ * other line is the header kg_tune_header; then one line per measured shape,
  * tab-separated in the header's order.  time_us is a number, or "failed"
  * when the variant could not run there (kept for the record, not a rule).
  * Any malformed line stops kite-gen with "FILE:LINE: message" before
@@ -74,11 +74,6 @@ static double kg_ltime(lua_State *L, const kg_line *ln, int i, int failed_ok) {
   return x;
 }
 
-/* Pushes the record of variant `name` (byname: name -> record), or nil. */
-static void kg_variant(lua_State *L, int byname, const char *name) {
-  lua_getfield(L, byname, name);
-}
-
 /* Checks that variant record at v is of the line's op and dtypes. */
 static void kg_match(lua_State *L, const kg_line *ln, int v, int field) {
   static const char *const keys[3] = { "op", "dtype", "dtype_out" };
@@ -117,7 +112,7 @@ static void kg_tune_line(lua_State *L, kg_line *ln, int byname, int seen,
   if (strcmp(ln->f[8], "-") != 0) kg_ltime(L, ln, 9, 1);
   if (!*ln->f[10] || !*ln->f[11] || !*ln->f[12])
     kg_lerror(L, ln, "device, date and commit must not be empty");
-  kg_variant(L, byname, ln->f[6]);
+  lua_getfield(L, byname, ln->f[6]);   /* the variant's record, or nil */
   v = lua_gettop(L);
   if (lua_isnil(L, v)) {
     if (kg_ctx_of(L)->o.only) { lua_pop(L, 1); return; }
