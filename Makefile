@@ -42,7 +42,7 @@ build: $(KITE_LIB_A) $(KITE_LIB_SO)
 # ---- tests and benchmarks ---------------------------------------------------
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
-TEST_BINS := build/test_runtime build/test_gpu build/test_gemm build/test_dist
+TEST_BINS := build/test_runtime build/test_gpu build/test_gemm build/test_tune build/test_dist
 
 build/test_%: tests/test_%.c tests/kite_test.h build/libkite.a
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests $< -o $@ build/libkite.a $(CHECK_LIBS) $(LDLIBS)
@@ -56,6 +56,10 @@ build/tests/kt_gemm_ref.o: tests/kt_gemm_ref.cu tests/kt_gemm_ref.h runtime/kite
 build/test_gemm: tests/test_gemm.c tests/kite_test.h tests/kt_gemm_ref.h build/tests/kt_gemm_ref.o build/libkite.a
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests $< -o $@ build/tests/kt_gemm_ref.o build/libkite.a $(CHECK_LIBS) $(LDLIBS)
 
+# test_tune drives the tune's supervisor, which lives with the bench.
+build/test_tune: tests/test_tune.c tests/kite_test.h bench/bench_util.c bench/bench_util.h build/libkite.a
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests -Ibench $< bench/bench_util.c -o $@ build/libkite.a $(CHECK_LIBS) $(LDLIBS)
+
 # The test binaries are built only after `all` is done, so that a parallel
 # make never builds the library twice at once.
 test: all
@@ -66,7 +70,7 @@ test-bins: build/test_gen $(TEST_BINS)
 
 # kite-bench times kite_gemm against cuBLASLt: -lcublasLt from the toolkit's
 # lib64 (KITE_LDLIBS has its -L and rpath).
-BENCH_SRC := bench/kite_bench.c bench/bench_util.c bench/bench_gemm.c
+BENCH_SRC := bench/kite_bench.c bench/bench_util.c bench/bench_gemm.c bench/launch_clock.c
 build/kite-bench: $(BENCH_SRC) bench/bench_util.h bench/bench_gemm.h build/libkite.a
 	$(CC) $(CFLAGS) $(BENCH_SRC) -o $@ build/libkite.a $(LDLIBS) -lcublasLt
 

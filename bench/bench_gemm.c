@@ -70,6 +70,7 @@
 #define CHECK_TOL 1e-2
 #define CHECK_LINES 16          /* cuBLASLt is checked at CHECK_LINES x CHECK_LINES entries */
 #define CMP_CHUNK ((size_t)16 << 20)   /* elements of C compared per host copy */
+#define CMP_ROWS 1024           /* rows of C compared when tuning (every row up to this many) */
 #define DEFAULT_WARMUP 10
 #define QUICK_WARMUP 2
 #define QUICK_REPS 10
@@ -115,6 +116,7 @@ struct gemm_opts {
   const char *csv;
   const char *tune;             /* --tune FILE: the tuning grid, best two variants per shape to FILE */
   int check_dispatch;           /* --check-dispatch: random shapes, dispatched against the best variant */
+  int overhead;                 /* --overhead: kite_gemm's host time from call to launch */
 };
 
 static void usage(FILE *f)
@@ -135,6 +137,8 @@ static void usage(FILE *f)
     "  --reps R            timed rounds (default 20..50, by shape size)\n"
     "  --device I          CUDA device (default 0)\n"
     "  --csv FILE          append one CSV row per measurement (header if the file is new)\n"
+    "  --overhead          kite_gemm's host time from its call to its kernel's launch (checks,\n"
+    "                      lookup, tensor maps), median of many calls per shape\n"
     "  --check-dispatch    30 random M, N, K in [64, 16384] (log-uniform, not grid points): the\n"
     "                      dispatched variant's time over the best checked variant's, same run\n"
     "  --tune FILE         time every variant over the tuning grid (M, N, K in 64, 256, 1024,\n"
@@ -198,6 +202,8 @@ static void parse_args(struct gemm_opts *o, int argc, char **argv)
       o->tune = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--check-dispatch") == 0) {
       o->check_dispatch = 1;
+    } else if (strcmp(a, "--overhead") == 0) {
+      o->overhead = 1;
     } else {
       fprintf(stderr, "kite-bench gemm: unknown argument '%s'\n\n", a);
       usage(stderr);
@@ -235,6 +241,7 @@ static void parse_args(struct gemm_opts *o, int argc, char **argv)
     if (o->warmup < 0) o->warmup = QUICK_WARMUP;
     if (o->reps == 0) o->reps = TUNE_REPS;
   }
+  if (o->overhead) o->quick = 1;   /* the quick suite's shapes, unless given */
   if (o->nshapes == 0)
     for (int i = 0; i < N_SUITE; i++)
       if (!o->quick || SUITE[i].quick) o->shapes[o->nshapes++] = SUITE[i];
@@ -253,7 +260,7 @@ struct gemm_bench {
   void *workspace;              /* WORKSPACE_BYTES, for cuBLASLt */
   char *pool;                   /* POOL_ELEMS random values of type ab */
   FILE *csv;
-  FILE *tune_f;                 /* --tune's file, appended to */
+  struct tune_run *run;         /* --tune: the supervised child's report (bench_util.h) */
   char tune_tail[512];          /* "device<TAB>date<TAB>commit" */
   int failures;
   /* for the summary: logs of kite/cuBLASLt over the target shapes */
@@ -578,32 +585,49 @@ static double check_cublas(const struct gemm_bench *b, const struct problem *p)
   return den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
 }
 
-/* ||C - C_ref|| / ||C_ref|| over every element of set 0's C (dense, ldc = N),
-   in chunks; NAN if any element of C is not finite. */
+/* Squared error and squared reference of n elements of C against C_ref from
+   element off, added to e[0] and e[1]; returns how many were not finite. */
+static size_t compare_span(const struct gemm_bench *b, const struct problem *p, size_t off, size_t n, void *hc,
+                           void *hr, double e[2])
+{
+  size_t es = (size_t)b->esc, bad = 0;
+  to_host(b, hc, (const char *)p->C + off * es, n * es);
+  to_host(b, hr, (const char *)p->C_ref + off * es, n * es);
+  for (size_t i = 0; i < n; i++) {
+    double x = elem_to_f32(b->o.c, hc, i), r = elem_to_f32(b->o.c, hr, i);
+    if (!isfinite(x)) {
+      bad++;
+      continue;
+    }
+    e[0] += (x - r) * (x - r);
+    e[1] += r * r;
+  }
+  return bad;
+}
+
+/* ||C - C_ref|| / ||C_ref|| over set 0's C (dense, ldc = N): every element,
+   or when tuning CMP_ROWS whole rows spread over M (test_gemm verified every
+   variant in full; here the check only keeps a broken one out of the table,
+   and copying 2^28 elements per variant would take most of a tune); NAN if
+   any compared element is not finite. */
 static double compare_with_ref(const struct gemm_bench *b, const struct problem *p)
 {
-  size_t n = (size_t)p->M * (size_t)p->N, chunk = n < CMP_CHUNK ? n : CMP_CHUNK, es = (size_t)b->esc;
-  void *hc = xmalloc(chunk * es), *hr = xmalloc(chunk * es);
-  double num = 0, den = 0;
+  const size_t N = (size_t)p->N, total = (size_t)p->M * N;
+  const int sampled = (b->o.tune || b->o.check_dispatch) && p->M > CMP_ROWS;
+  const size_t chunk = sampled ? N : (total < CMP_CHUNK ? total : CMP_CHUNK);
+  void *hc = xmalloc(chunk * (size_t)b->esc), *hr = xmalloc(chunk * (size_t)b->esc);
+  double e[2] = { 0, 0 };
   size_t bad = 0;
-  for (size_t off = 0; off < n; off += chunk) {
-    size_t k = n - off < chunk ? n - off : chunk;
-    to_host(b, hc, p->C + off * es, k * es);
-    to_host(b, hr, (const char *)p->C_ref + off * es, k * es);
-    for (size_t i = 0; i < k; i++) {
-      double x = elem_to_f32(b->o.c, hc, i), r = elem_to_f32(b->o.c, hr, i);
-      if (!isfinite(x)) {
-        bad++;
-        continue;
-      }
-      num += (x - r) * (x - r);
-      den += r * r;
-    }
-  }
+  if (sampled)
+    for (int64_t r = 0; r < CMP_ROWS; r++)
+      bad += compare_span(b, p, (size_t)spread(r, CMP_ROWS, p->M) * N, N, hc, hr, e);
+  else
+    for (size_t off = 0; off < total; off += chunk)
+      bad += compare_span(b, p, off, total - off < chunk ? total - off : chunk, hc, hr, e);
   free(hc);
   free(hr);
   if (bad) return NAN;
-  return den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
+  return e[1] > 0 ? sqrt(e[0] / e[1]) : (e[0] > 0 ? INFINITY : 0);
 }
 
 static int check_ok(double err)
@@ -883,9 +907,9 @@ static void tune_lines(struct gemm_bench *b, const struct problem *p, const stru
     const struct contender *k = &cs[i];
     if (skipped(k)) continue;
     if (passed(k, &cs[0])) top2_add(&top, k->variant, k->t.median_us);
-    else tune_line(b->tune_f, &key, NULL, k->variant, b->tune_tail);
+    else tune_line(b->run->out, &key, NULL, k->variant, b->tune_tail);
   }
-  tune_line(b->tune_f, &key, &top, NULL, b->tune_tail);
+  tune_line(b->run->out, &key, &top, NULL, b->tune_tail);
 }
 
 /* Prints and records the shape's rows; adds to the summary. */
@@ -916,7 +940,7 @@ static void report(struct gemm_bench *b, const struct problem *p, const struct c
   if (best)
     printf("#   best variant: %s, %.1f TFLOP/s, %.3f of cuBLASLt\n", best->variant, tflops(p, best->t.median_us),
            cub->t.median_us / best->t.median_us);
-  if (b->tune_f) tune_lines(b, p, cs, n);
+  if (b->run) tune_lines(b, p, cs, n);
   if (b->o.check_dispatch && best && passed(api, cub)) {
     const double ratio = api->t.median_us / best->t.median_us;
     b->log_check += log(ratio);
@@ -944,7 +968,22 @@ static void report(struct gemm_bench *b, const struct problem *p, const struct c
     b->headline = cub->t.median_us / api->t.median_us;
 }
 
-static void bench_shape(struct gemm_bench *b, const struct gemm_shape *s, struct contender *cs)
+/* The contender's check; when tuning (shape k), a variant is announced to
+   the supervisor first, and one lost there before is skipped. */
+static void check_contender(struct gemm_bench *b, struct problem *p, struct contender *k, int shape)
+{
+  if (b->run && k->who == WHO_VARIANT) {
+    const struct tune_key key = { "gemm", b->o.ab, b->o.c, p->M, p->N, p->K };
+    if (!tune_try(b->run, shape, &key, k->variant, b->tune_tail)) {
+      k->st = KITE_ERR_UNSUPPORTED;
+      snprintf(k->why, sizeof k->why, "lost its CUDA context on this shape in an earlier run");
+      return;
+    }
+  }
+  check_kite(b, p, k, p->has_algo);
+}
+
+static void bench_shape(struct gemm_bench *b, const struct gemm_shape *s, struct contender *cs, int shape)
 {
   struct problem p;
   char chosen[256];
@@ -962,8 +1001,9 @@ static void bench_shape(struct gemm_bench *b, const struct gemm_shape *s, struct
   plan_cublas(b, &p);
   int n = list_contenders(b, &p, cs);
   if (p.has_algo) check_reference(b, &p, &cs[0]);
-  for (int i = 1; i < n; i++) check_kite(b, &p, &cs[i], p.has_algo);
+  for (int i = 1; i < n; i++) check_contender(b, &p, &cs[i], shape);
   dispatched_name(b, &p, chosen, sizeof chosen);
+  if (b->run) tune_timing(b->run, shape);
   time_contenders(b, &p, cs, n);
   report(b, &p, cs, n, chosen);
   problem_free(&p);
@@ -996,6 +1036,85 @@ static FILE *open_csv(const char *path)
   return f;
 }
 
+/* ---- --overhead ---------------------------------------------------------------------- */
+
+#define OVERHEAD_CALLS 2000
+#define OVERHEAD_DRAIN 32       /* calls between stream syncs: the launch queue never fills */
+
+/* kite_gemm's host time from its call to the moment its kernel launch is
+   reached (launch_clock.c), over OVERHEAD_CALLS calls after a warm-up. */
+static void overhead_shape(struct gemm_bench *b, const struct gemm_shape *s)
+{
+  struct problem p;
+  memset(&p, 0, sizeof p);
+  p.M = s->M;
+  p.N = s->N;
+  p.K = s->K;
+  if (!problem_alloc(b, &p)) die("%lldx%lldx%lld does not fit", (long long)p.M, (long long)p.N, (long long)p.K);
+  float *to_launch = xmalloc(OVERHEAD_CALLS * sizeof *to_launch), *whole = xmalloc(OVERHEAD_CALLS * sizeof *whole);
+  for (int i = -OVERHEAD_DRAIN; i < OVERHEAD_CALLS; i++) {
+    const uint64_t t0 = launch_clock_now();
+    kite_status st = kite_gemm(b->o.ab, b->o.c, p.M, p.N, p.K, 1.0f, p.A, p.K, p.B, p.K, 0.0f, p.C, p.N, b->stream);
+    const uint64_t t1 = launch_clock_ns(), t2 = launch_clock_now();
+    if (st != KITE_OK) die("kite_gemm: %s: %s", kite_status_str(st), kite_last_error());
+    if (t1 < t0) die("no launch seen by launch_clock.c (is nvcc's launch entry still __cudaLaunchKernel?)");
+    if (i >= 0) {
+      to_launch[i] = (float)(t1 - t0) * 1e-6f;   /* ms, for timing_of */
+      whole[i] = (float)(t2 - t0) * 1e-6f;
+    }
+    if ((i + 1) % OVERHEAD_DRAIN == 0) CUDA_CHECK(cudaStreamSynchronize(b->stream));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(b->stream));
+  const struct timing a = timing_of(to_launch, OVERHEAD_CALLS), w = timing_of(whole, OVERHEAD_CALLS);
+  char variant[256] = "", name[64];
+  dispatched_name(b, &p, variant, sizeof variant);
+  snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)p.M, (long long)p.N, (long long)p.K);
+  printf("%-17s %-44s %12.2f %12.2f %12.2f\n", name, variant, a.median_us, a.min_us, w.median_us);
+  free(to_launch);
+  free(whole);
+  problem_free(&p);
+}
+
+static int overhead_run(struct gemm_bench *b)
+{
+  setup(b);
+  printf("# kite_gemm host overhead, %s: call to launch (argument checks, lookup, tensor maps), %d calls per shape\n",
+         b->dev.name, OVERHEAD_CALLS);
+  printf("%-17s %-44s %12s %12s %12s\n", "shape", "variant", "median_us", "min_us", "call_us");
+  for (int i = 0; i < b->o.nshapes; i++) overhead_shape(b, &b->o.shapes[i]);
+  teardown(b);
+  return 0;
+}
+
+/* The bench over every shape; when tuning, in a supervised child (run set:
+   shape i is the i-th of the grid, those before run->from are done). */
+static int gemm_run(struct tune_run *run, void *ctx)
+{
+  struct gemm_bench *b = ctx;
+  b->run = run;
+  setup(b);
+  if (b->o.csv) b->csv = open_csv(b->o.csv);
+  if (run) bench_tune_tail(b->dev.name, b->tune_tail, sizeof b->tune_tail);
+  print_header(b);
+
+  struct contender *cs = xmalloc((size_t)(2 + kite_variant_count()) * sizeof *cs);
+  for (int i = 0; i < b->o.nshapes; i++) {
+    if (run && !tune_shape(run, i)) continue;
+    bench_shape(b, &b->o.shapes[i], cs, i);
+    if (run) tune_done(run, i);
+  }
+  free(cs);
+  print_summary(b);
+
+  teardown(b);
+  if (b->csv && fclose(b->csv) != 0) die("writing %s failed", b->o.csv);
+  if (b->failures) {
+    fprintf(stderr, "kite-bench gemm: %d failure(s) (FAILED or FAIL rows, cuBLASLt problems)\n", b->failures);
+    return 1;
+  }
+  return 0;
+}
+
 int cmd_gemm(int argc, char **argv)
 {
   struct gemm_bench b;
@@ -1006,26 +1125,14 @@ int cmd_gemm(int argc, char **argv)
   parse_args(&b.o, argc, argv);
   b.esab = dtype_size(b.o.ab);
   b.esc = dtype_size(b.o.c);
-  setup(&b);
-  if (b.o.csv) b.csv = open_csv(b.o.csv);
-  if (b.o.tune) {
-    b.tune_f = fopen(b.o.tune, "a");
-    if (!b.tune_f) die("cannot append to %s: %s", b.o.tune, strerror(errno));
-    bench_tune_tail(b.dev.name, b.tune_tail, sizeof b.tune_tail);
-  }
-  print_header(&b);
-
-  struct contender *cs = xmalloc((size_t)(2 + kite_variant_count()) * sizeof *cs);
-  for (int i = 0; i < b.o.nshapes; i++) bench_shape(&b, &b.o.shapes[i], cs);
-  free(cs);
-  print_summary(&b);
-
-  teardown(&b);
-  if (b.csv && fclose(b.csv) != 0) die("writing %s failed", b.o.csv);
-  if (b.tune_f && fclose(b.tune_f) != 0) die("writing %s failed", b.o.tune);
-  if (b.failures) {
-    fprintf(stderr, "kite-bench gemm: %d failure(s) (FAILED or FAIL rows, cuBLASLt problems)\n", b.failures);
-    return 1;
-  }
+  if (b.o.overhead) return overhead_run(&b);
+  if (!b.o.tune) return gemm_run(NULL, &b);
+  /* --tune: appended to the row ops' file, in children that may fault (tune_supervise) */
+  FILE *tsv = fopen(b.o.tune, "a");
+  if (!tsv) die("cannot append to %s: %s", b.o.tune, strerror(errno));
+  int rc = tune_supervise(tsv, gemm_run, &b);
+  if (fclose(tsv) != 0) die("writing %s failed", b.o.tune);
+  if (rc < 0) die("gemm tune: stopped early; %s holds the shapes measured so far", b.o.tune);
+  printf("gemm tune: appended to %s (%s)\n", b.o.tune, rc ? "with failures" : "every variant checked");
   return 0;
 }

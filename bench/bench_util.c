@@ -8,6 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "bench_util.h"
 
 #define DEFAULT_L2 ((size_t)50 << 20)   /* H200's; used when the device reports none */
@@ -261,4 +266,202 @@ void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const 
   else if (t->n == 1) fprintf(f, "%s\t%.3f\t-\t-\t%s\n", t->name[0], t->us[0], tail);
   else fprintf(f, "%s\t%.3f\t%s\t%.3f\t%s\n", t->name[0], t->us[0], t->name[1], t->us[1], tail);
   fflush(f);
+}
+
+/* ---- a tune's supervisor --------------------------------------------------------- */
+
+#define TUNE_STALL_S 120          /* a child silent this long is hung: killed ($KITE_TUNE_STALL_S) */
+#define TUNE_MAX_STARTS 64        /* children per tune at most */
+
+/* The parent's view of the child's report. */
+struct tune_watch {
+  FILE *tsv;
+  struct tune_run *run;
+  char *lines;                    /* the tsv lines of the shape under way */
+  size_t len, cap;
+  int shape;                      /* the shape under way, -1 between shapes */
+  char try_line[1024];            /* the failed line of the variant being tried, or "" */
+  int ended, rc;                  /* @end seen, and its RC */
+};
+
+static void watch_keep(struct tune_watch *w, const char *line)
+{
+  size_t n = strlen(line);
+  if (w->len + n + 2 > w->cap) {
+    w->cap = (w->len + n + 2) * 2;
+    w->lines = realloc(w->lines, w->cap);
+    if (!w->lines) die("out of host memory");
+  }
+  memcpy(w->lines + w->len, line, n);
+  w->len += n;
+  w->lines[w->len++] = '\n';
+}
+
+static void watch_line(struct tune_watch *w, const char *line)
+{
+  int k = 0;
+  if (line[0] != '@') {
+    watch_keep(w, line);
+  } else if (sscanf(line, "@shape\t%d", &k) == 1) {
+    w->shape = k;
+    w->len = 0;
+    w->try_line[0] = '\0';
+  } else if (strncmp(line, "@try\t", 5) == 0) {
+    const char *t = strchr(line + 5, '\t');
+    snprintf(w->try_line, sizeof w->try_line, "%s", t ? t + 1 : "");
+  } else if (strncmp(line, "@time\t", 6) == 0) {
+    w->try_line[0] = '\0';
+  } else if (sscanf(line, "@done\t%d", &k) == 1) {
+    if (w->len && fwrite(w->lines, 1, w->len, w->tsv) != w->len) die("writing the tune's file failed");
+    fflush(w->tsv);
+    if (k < 0) w->run->header_done = 1;
+    else w->run->from = k + 1;
+    w->len = 0;
+    w->shape = -1;
+    w->try_line[0] = '\0';
+  } else if (sscanf(line, "@end\t%d", &k) == 1) {
+    w->ended = 1;
+    w->rc = k;
+  }
+}
+
+/* Reads the child's lines until it closes the pipe or stalls; 0 on a stall. */
+static int watch_child(struct tune_watch *w, int fd, int stall_s)
+{
+  char buf[8192];
+  size_t have = 0;
+  for (;;) {
+    struct pollfd pfd = { fd, POLLIN, 0 };
+    if (poll(&pfd, 1, stall_s * 1000) == 0) return 0;
+    ssize_t got = read(fd, buf + have, sizeof buf - 1 - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return 1;
+    have += (size_t)got;
+    buf[have] = '\0';
+    char *start = buf, *nl;
+    while ((nl = strchr(start, '\n'))) {
+      *nl = '\0';
+      watch_line(w, start);
+      start = nl + 1;
+    }
+    have -= (size_t)(start - buf);
+    memmove(buf, start, have);
+    if (have == sizeof buf - 1) die("a tune line longer than %zu bytes", sizeof buf);
+  }
+}
+
+/* After a child died: the variant it was trying is failed and skipped from
+   now on, else the shape it was in is; 0 when neither (no way forward). */
+static int watch_recover(struct tune_watch *w, const char *why)
+{
+  struct tune_run *run = w->run;
+  if (w->shape < 0) return 0;
+  if (w->try_line[0]) {
+    char variant[128] = "";
+    sscanf(w->try_line, "%*[^\t]\t%*[^\t]\t%*[^\t]\t%*[^\t]\t%*[^\t]\t%*[^\t]\t%127[^\t]", variant);
+    if (run->nskip == TUNE_MAX_SKIP || !variant[0]) return 0;
+    printf("tune: %s while running %s (shape %d): recorded as failed, resuming without it\n", why, variant,
+           w->shape);
+    fprintf(w->tsv, "%s\n", w->try_line);
+    run->skip[run->nskip].shape = w->shape;
+    snprintf(run->skip[run->nskip++].variant, sizeof run->skip[0].variant, "%s", variant);
+    run->from = w->shape;
+  } else {
+    printf("tune: %s in shape %d outside any one variant: shape skipped\n", why, w->shape);
+    fprintf(w->tsv, "# shape %d of this tune skipped: %s outside any one variant\n", w->shape, why);
+    run->from = w->shape + 1;
+  }
+  fflush(w->tsv);
+  fflush(stdout);
+  return 1;
+}
+
+/* One child: runs work, reports @end; the parent watches it. Returns 1 when
+   the work ended, 0 when the child died (why says how). */
+static int tune_child(struct tune_watch *w, tune_work_fn work, void *ctx, char *why, size_t len)
+{
+  int fds[2];
+  if (pipe(fds) != 0) die("pipe: %s", strerror(errno));
+  fflush(stdout);
+  fflush(w->tsv);
+  pid_t pid = fork();
+  if (pid < 0) die("fork: %s", strerror(errno));
+  if (pid == 0) {
+    close(fds[0]);
+    w->run->out = fdopen(fds[1], "w");
+    if (!w->run->out) _exit(1);
+    int rc = work(w->run, ctx);
+    fprintf(w->run->out, "@end\t%d\n", rc);
+    fflush(w->run->out);
+    fflush(stdout);
+    _exit(0);
+  }
+  close(fds[1]);
+  w->shape = -1;
+  w->len = 0;
+  w->try_line[0] = '\0';
+  const char *env = getenv("KITE_TUNE_STALL_S");
+  const int stall_s = env && atoi(env) > 0 ? atoi(env) : TUNE_STALL_S;
+  const int alive = watch_child(w, fds[0], stall_s);
+  if (!alive) kill(pid, SIGKILL);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!alive) snprintf(why, len, "no word for %d s (killed)", stall_s);
+  else if (WIFSIGNALED(status)) snprintf(why, len, "signal %d", WTERMSIG(status));
+  else snprintf(why, len, "exit %d", WEXITSTATUS(status));
+  return alive && w->ended;
+}
+
+int tune_supervise(FILE *tsv, tune_work_fn work, void *ctx)
+{
+  struct tune_run run;
+  struct tune_watch w;
+  memset(&run, 0, sizeof run);
+  memset(&w, 0, sizeof w);
+  w.tsv = tsv;
+  w.run = &run;
+  int starts = 0, rc = -1;
+  char why[128];
+  for (;;) {
+    if (tune_child(&w, work, ctx, why, sizeof why)) {
+      rc = w.rc;
+      break;
+    }
+    if (++starts == TUNE_MAX_STARTS || !watch_recover(&w, why)) {
+      printf("tune: %s; stopping (%d children)\n", why, starts);
+      break;
+    }
+  }
+  free(w.lines);
+  return rc;
+}
+
+int tune_shape(struct tune_run *run, int k)
+{
+  if (k < run->from) return 0;
+  fprintf(run->out, "@shape\t%d\n", k);
+  fflush(run->out);
+  return 1;
+}
+
+int tune_try(struct tune_run *run, int k, const struct tune_key *key, const char *variant, const char *tail)
+{
+  for (int i = 0; i < run->nskip; i++)
+    if (run->skip[i].shape == k && strcmp(run->skip[i].variant, variant) == 0) return 0;
+  fprintf(run->out, "@try\t%d\t", k);
+  tune_line(run->out, key, NULL, variant, tail);
+  return 1;
+}
+
+void tune_timing(struct tune_run *run, int k)
+{
+  fprintf(run->out, "@time\t%d\n", k);
+  fflush(run->out);
+}
+
+void tune_done(struct tune_run *run, int k)
+{
+  fprintf(run->out, "@done\t%d\n", k);
+  fflush(run->out);
 }

@@ -97,6 +97,51 @@ struct tune_key {
    failed set, that variant as "failed". */
 void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const char *failed, const char *tail);
 
+/* ---- a tune's supervisor ------------------------------------------------------
+   A tune runs in a child process, so that a variant which loses its CUDA
+   context (a fault: the bench dies on any CUDA error) or hangs costs its own
+   measurement, not the run.  The parent never touches CUDA.  The child writes
+   the tsv lines of each shape to run->out between control lines:
+     @shape K          shape K (an index in the tune's own order) begins
+     @try K LINE       a variant of K runs (until the next control line); LINE is its "failed" line
+     @time K           K's variants are timed together (a loss is not one's)
+     @done K           K is complete (K = -1: the header lines before the shapes)
+     @end RC           the work returned RC
+   The parent writes a shape's lines to the tsv once it is done.  When the
+   child dies (a signal, an exit without @end, TUNE_STALL_S seconds silent),
+   the variant it was trying goes into the tsv as failed and a new child
+   resumes at that shape without it; a loss outside a variant skips the shape
+   with a comment line. */
+#define TUNE_MAX_SKIP 64
+
+struct tune_run {
+  FILE *out;                /* the child's end of the pipe */
+  int from;                 /* first shape to run: the shapes before are done */
+  int header_done;          /* the lines before the shapes are in the tsv */
+  int nskip;                /* variants lost so far, each at its shape */
+  struct {
+    int shape;
+    char variant[128];
+  } skip[TUNE_MAX_SKIP];
+};
+typedef int (*tune_work_fn)(struct tune_run *run, void *ctx);
+
+/* Runs work(run, ctx) in children until it ends, with its lines going to tsv
+   as above; returns work's result, or -1 when the tune could not go on. */
+int tune_supervise(FILE *tsv, tune_work_fn work, void *ctx);
+
+/* In the child: shape k begins; 0 when it is already done (skip it). */
+int tune_shape(struct tune_run *run, int k);
+/* In the child: variant of shape k is about to run; 0 when it was lost before (skip it). */
+int tune_try(struct tune_run *run, int k, const struct tune_key *key, const char *variant, const char *tail);
+void tune_timing(struct tune_run *run, int k);
+void tune_done(struct tune_run *run, int k);
+
+/* ---- launch_clock.c: when a kernel launch was reached -------------------------- */
+
+uint64_t launch_clock_now(void);   /* CLOCK_MONOTONIC in ns */
+uint64_t launch_clock_ns(void);    /* launch_clock_now() at this thread's last <<<>>> launch */
+
 /* The median, min and max of n times in milliseconds (sorts ms). */
 struct timing timing_of(float *ms, int n);
 

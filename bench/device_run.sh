@@ -19,6 +19,8 @@
 #   bash bench/device_run.sh rowsquick       every bf16 row variant for N = 1024 ... 16384, few runs
 #   bash bench/device_run.sh final5          every test binary (GPU ones split), row SASS, rowsall
 #   bash bench/device_run.sh tune            make tune (the tsv comes back in $OUT), --check-dispatch
+#   bash bench/device_run.sh tune6           the tunes step by step in 580 s: the table regenerated,
+#                                            kite_gemm's overhead, the held-out checks, the tuned tests
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
 # hung kernel costs minutes, not the call.
@@ -83,7 +85,7 @@ first() {
 gpu_parallel() {
   local t0=$(date +%s) parts="" op dt
   for op in rmsnorm softmax cross_entropy; do for dt in bf16 f16 f32; do parts="$parts ${op}_${dt}_*"; done; done
-  set -f; printf '%s\n' $parts entry targets invalid launch huge | xargs -P 14 -I{} sh -c '
+  set -f; printf '%s\n' $parts entry targets invalid launch huge tuned | xargs -P 14 -I{} sh -c '
     case "$1" in
       *_*) CK_RUN_CASE=variants KITE_TEST_ONLY="$1" timeout 300 build/test_gpu >"/tmp/gpu.$(echo "$1" | tr -d "*").log" 2>&1 ;;
       *) CK_RUN_CASE="$1" timeout 300 build/test_gpu >"/tmp/gpu.$1.log" 2>&1 ;;
@@ -241,6 +243,32 @@ tune() {
   echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
 }
 
+# Session 6: the first measured table, step by step within the call's 580 s:
+# the tunes (bench/tuned/h200.tsv comes back in $OUT), the table regenerated
+# from them, kite_gemm's host overhead, the held-out checks, the tuned cases.
+tune6() {
+  left() { echo $(( 580 - ($(date +%s) - T0) )); }
+  local t0=$(date +%s)
+  mkdir -p bench/tuned
+  timeout $(( $(left) - 280 )) build/kite-bench --tune bench/tuned/h200.tsv >"$OUT/tune_rows.log" 2>&1
+  echo "row tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "^tune:" "$OUT/tune_rows.log" | tail -4
+  t0=$(date +%s)
+  timeout $(( $(left) - 130 )) build/kite-bench gemm --tune bench/tuned/h200.tsv >"$OUT/tune_gemm.log" 2>&1
+  echo "gemm tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "tune:" "$OUT/tune_gemm.log" | tail -4
+  cp bench/tuned/h200.tsv "$OUT/"
+  echo "tsv: $(grep -cv '^#' bench/tuned/h200.tsv) lines, $(grep -c 'failed' bench/tuned/h200.tsv) failed"
+  t0=$(date +%s)
+  make -j16 gen build test-bins build/kite-bench KITE_GPU=h200 >"$OUT/regen.log" 2>&1
+  echo "regenerated with the rules: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "kite-gen:|rror" "$OUT/regen.log" | head -5
+  timeout 40 build/kite-bench gemm --overhead >"$OUT/overhead.txt" 2>&1; echo "overhead rc=$?"; cat "$OUT/overhead.txt"
+  timeout 60 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
+  echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
+  CK_RUN_CASE=tuned timeout 60 build/test_gpu >"$OUT/tuned_rows.log" 2>&1
+  echo "test_gpu tuned: rc=$?"; grep -E "Checks|:[EF]:" "$OUT/tuned_rows.log" | head -5
+  timeout $(( $(left) - 5 )) build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
+}
+
 # Session 5: every bf16 row variant up to 16384, quickly, for ranking.
 rowsquick() {
   timeout 300 build/kite-bench --quick --variants --n 1024,2048,4096,8192,16384 >"$OUT/variants.txt" 2>&1
@@ -265,6 +293,7 @@ case $stage in
   rowsquick) rowsquick ;;
   final5) gpu_suites cpu; row_sass; rowsall ;;
   tune) tune ;;
+  tune6) tune6 ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

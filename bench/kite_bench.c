@@ -545,9 +545,10 @@ static int cmd_rows(struct opts *o)
 #define TUNE_ELEMS ((int64_t)1 << 26)   /* M*N of each tuned shape: 128 MiB of bf16, > 2x L2 */
 #define CHECK_SHAPES 30
 
-/* The two fastest variants that accept s, each timed; a variant that fails is
-   reported (and, with tsv, written as a "failed" line) and the run goes on. */
-static void time_every_variant(struct bench *b, const struct shape *s, struct top2 *r, FILE *tsv,
+/* The two fastest variants that accept s, each timed.  With run (a tune's
+   child, shape k) the shape's tsv lines go to the supervisor, each variant
+   announced first; a variant that fails is reported and the run goes on. */
+static void time_every_variant(struct bench *b, const struct shape *s, struct top2 *r, struct tune_run *run, int k,
                                const char *tail)
 {
   kite_row_args a = row_args(b, s, 0);
@@ -558,15 +559,16 @@ static void time_every_variant(struct bench *b, const struct shape *s, struct to
     kite_variant_info v;
     struct timing t;
     if (kite_variant_get(i, &v) != KITE_OK || !accepts(&v, s->op, b->o.dtype, s->N, align)) continue;
+    if (run && !tune_try(run, k, &key, v.name, tail)) continue;
     kite_status st = time_it(b, s, VIA_VARIANT, v.name, &t);
     if (st != KITE_OK) {
       report_failure(b, s, v.name, st);
-      if (tsv) tune_line(tsv, &key, NULL, v.name, tail);
+      if (run) tune_line(run->out, &key, NULL, v.name, tail);
       continue;
     }
     top2_add(r, v.name, t.median_us);
   }
-  if (tsv) tune_line(tsv, &key, r, NULL, tail);
+  if (run) tune_line(run->out, &key, r, NULL, tail);
 }
 
 /* A bench over the given row lengths, for one dtype, its buffers allocated. */
@@ -583,43 +585,62 @@ static void tune_bench(struct bench *b, const struct opts *o, kite_dtype d, cons
   alloc_buffers(b);
 }
 
-/* --tune FILE: every op, dtype and power-of-two N from 64 to 262144 at M*N =
-   2^26; every variant that accepts the shape is timed; the fastest two go to
-   FILE (kg_tune.c's format), with a line per failed variant. */
-static int cmd_tune(const struct opts *o, const char *path)
+static const kite_dtype TUNE_DTYPES[] = { KITE_BF16, KITE_F16, KITE_F32 };
+#define N_TUNE_DTYPES ((int)(sizeof TUNE_DTYPES / sizeof TUNE_DTYPES[0]))
+#define TUNE_NS 13                      /* N = 64 ... 262144, the powers of two */
+
+/* The row ops' tune in a supervised child (tune_supervise): shape k is
+   (dtype, op, N) in loop order; the shapes before run->from are done. */
+static int row_tune_work(struct tune_run *run, void *ctx)
 {
-  static const kite_dtype dts[] = { KITE_BF16, KITE_F16, KITE_F32 };
-  int64_t ns[MAX_NS];
-  int nns = 0;
-  for (int64_t n = 64; n <= 262144; n *= 2) ns[nns++] = n;
-  FILE *tsv = fopen(path, "w");
-  if (!tsv) die("cannot write %s: %s", path, strerror(errno));
+  const struct opts *o = ctx;
+  int64_t ns[TUNE_NS];
+  for (int j = 0; j < TUNE_NS; j++) ns[j] = (int64_t)64 << j;
   char tail[512];
-  int failures = 0;
-  for (int di = 0; di < 3; di++) {
+  int failures = 0, per_dtype = N_ALL_OPS * TUNE_NS;
+  for (int di = 0; di < N_TUNE_DTYPES; di++) {
+    if ((di + 1) * per_dtype <= run->from) continue;
     struct bench b;
-    tune_bench(&b, o, dts[di], ns, nns);
-    if (di == 0) {
-      bench_tune_tail(b.dev.name, tail, sizeof tail);
-      fprintf(tsv, "# kite-bench --tune: row ops at M*N = 2^%d, warm-up %d, median of %d; %s\n",
+    tune_bench(&b, o, TUNE_DTYPES[di], ns, TUNE_NS);
+    bench_tune_tail(b.dev.name, tail, sizeof tail);
+    if (!run->header_done) {
+      fprintf(run->out, "# kite-bench --tune: row ops at M*N = 2^%d, warm-up %d, median of %d; %s\n",
               (int)log2((double)TUNE_ELEMS), o->warmup, o->reps, tail);
-      fprintf(tsv, "%s\n", TUNE_HEADER);
+      fprintf(run->out, "%s\n", TUNE_HEADER);
+      tune_done(run, -1);
     }
     for (int i = 0; i < N_ALL_OPS; i++)
-      for (int j = 0; j < nns; j++) {
+      for (int j = 0; j < TUNE_NS; j++) {
+        const int k = di * per_dtype + i * TUNE_NS + j;
         struct shape s = { ALL_OPS[i], rows_for(&b, ns[j]), ns[j] };
         struct top2 r;
+        if (!tune_shape(run, k)) continue;
         if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
-        time_every_variant(&b, &s, &r, tsv, tail);
-        printf("tune %-13s %-4s N=%-7lld %3d variants  best %-44s %9.1f us\n", s.op, dtype_name(dts[di]),
+        time_every_variant(&b, &s, &r, run, k, tail);
+        tune_done(run, k);
+        printf("tune %-13s %-4s N=%-7lld %3d variants  best %-44s %9.1f us\n", s.op, dtype_name(TUNE_DTYPES[di]),
                (long long)s.N, r.n, r.n ? r.name[0] : "-", r.n ? r.us[0] : 0.0);
         fflush(stdout);
       }
     failures += b.failures;
     free_buffers(&b);
   }
+  return failures ? 1 : 0;
+}
+
+/* --tune FILE: every op, dtype and power-of-two N from 64 to 262144 at M*N =
+   2^26; every variant that accepts the shape is timed; the fastest two go to
+   FILE (kg_tune.c's format), with a line per failed variant.  The timing runs
+   in child processes (tune_supervise): a variant that faults or hangs is
+   recorded as failed and the tune goes on. */
+static int cmd_tune(const struct opts *o, const char *path)
+{
+  FILE *tsv = fopen(path, "w");
+  if (!tsv) die("cannot write %s: %s", path, strerror(errno));
+  int rc = tune_supervise(tsv, row_tune_work, (void *)o);
   if (fclose(tsv) != 0) die("writing %s failed", path);
-  printf("tune: wrote %s (%d failed variant measurements)\n", path, failures);
+  if (rc < 0) die("tune: stopped early; %s holds the shapes measured so far", path);
+  printf("tune: wrote %s (%s)\n", path, rc ? "with failed variants" : "every variant measured");
   return 0;
 }
 
@@ -649,7 +670,7 @@ static int cmd_check_dispatch(const struct opts *o)
       if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
       dispatched(&b, &s, chosen, sizeof chosen);
       kite_status st = time_it(&b, &s, VIA_API, NULL, &t);
-      if (st == KITE_OK) time_every_variant(&b, &s, &r, NULL, NULL);
+      if (st == KITE_OK) time_every_variant(&b, &s, &r, NULL, 0, NULL);
       if (st != KITE_OK || r.n == 0) {
         report_failure(&b, &s, "dispatch", st);
         continue;

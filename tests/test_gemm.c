@@ -423,6 +423,31 @@ START_TEST(entry_point_serves_every_shape)
 }
 END_TEST
 
+/* ---- the tuned table (bench/tuned/<gpu>.tsv) --------------------------------------------- */
+
+/* Tuned gemm rule _i: kite_gemm at the rule's own shape takes the rule's
+   variant (kite_explain says so) and gets the reference's answer. */
+START_TEST(tuned_rule_is_correct)
+{
+  context_ok();
+  const struct kite_rule *rule = &kite_rules[_i];
+  const char *name = kite_variants[rule->variant].name;
+  char buf[1024];
+  KT_KITE_OK(kite_explain("gemm", rule->dtype, rule->m, rule->n, rule->k, buf, sizeof buf));
+  ck_assert_msg(strstr(buf, name) && strstr(buf, "tuned rule"), "rule %d (%lldx%lldx%lld) wants %s; explain: %s",
+                _i, (long long)rule->m, (long long)rule->n, (long long)rule->k, name, buf);
+  gstats st;
+  memset(&st, 0, sizeof st);
+  gcase g = gc_new(rule->dtype, rule->dtype_out, NULL, 0, L_ALIGNED);
+  g.s = (shape){ rule->m, rule->n, rule->k, 1.0, 0.0 };
+  gc_do(&g, &st);
+  ref_free_all();   /* each rule has its own shape: nothing to reuse, up to 2 GiB to keep */
+  printf("gemm tuned rule %lldx%lldx%lld -> %s: worst %.3f of tolerance\n", (long long)rule->m, (long long)rule->n,
+         (long long)rule->k, name, st.worst_fro);
+  fflush(stdout);
+}
+END_TEST
+
 /* ---- the end --------------------------------------------------------------------------- */
 
 START_TEST(no_cuda_error_left)
@@ -464,6 +489,13 @@ int main(void)
     snprintf(missing + at, sizeof missing - at, "%s%s/%s", nmissing ? ", " : "", kt_dtype_name(ab),
              kt_dtype_name(c));
     nmissing++;
+  }
+  /* every gemm rule of the table (none without a tuned tsv) */
+  tc = NULL;
+  for (int32_t i = 0; i < kite_rules_len && !only; i++) {
+    if (strcmp(kite_rules[i].op, "gemm") != 0 || kite_rules[i].dtype_out != kite_rules[i].dtype) continue;
+    if (!tc) tc = kt_gpu_tcase(s, "tuned");
+    KT_ADD_LOOP(tc, tuned_rule_is_correct, i, i + 1);
   }
   KT_ADD_LOOP(kt_gpu_tcase(s, "final"), no_cuda_error_left, 0, 1);
 

@@ -20,7 +20,9 @@ local M = {}
 -- registers.  mode "stream" is "loop" with the chunks arriving the same way,
 -- `pipe` chunks ahead across row boundaries.
 M.THREAD_COUNTS = { 32, 64, 128, 256, 512, 1024 }
-M.CTA_THREADS = 256   -- smallest CTA: keeps enough warps per SM for small rows
+M.CTA_THREADS = 256   -- the CTA of every variant of rows up to 256 threads...
+M.SMALL_CTA = 128     -- ...but resident rows, which may also take half as many (more CTAs
+                      -- per SM, a shorter tail; measured by make tune, picked by its rules)
 -- Longest row: element indices (int in the kernels) stay clear of overflow
 -- even one chunk past the end.
 M.N_MAX = 1 << 30
@@ -141,7 +143,9 @@ end
 
 function M.valid(p, opts)
   if M.smem(p) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
-  if p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then
+  local cta = p.threads * p.rows
+  local small = cta == M.SMALL_CTA and p.mode == "reg" and p.pipe == 1
+  if cta ~= math.max(M.CTA_THREADS, p.threads) and not small then
     return false, "CTA size"
   end
   if M.staged(p) then return M.staged_valid(p, opts) end
@@ -176,7 +180,7 @@ function M.chunk(p) return p.threads * p.nv * M.vec(p) end
 --      per row of 1, 2 or 4 accesses, then 4 accesses per thread on 64 to 512
 --      threads; where opts.bulk_first says, bulk rows of 4 accesses in their
 --      place (cross-entropy 8192 and 16384: 3.66 v. 3.39, 3.33 v. 2.87 TB/s)
---   1  the other resident rows (fewer accesses, pipelined)
+--   1  the other resident rows (fewer accesses, pipelined, 128-thread CTAs)
 --   2  streaming rows by plain loads (16-byte accesses; session 5, N = 65536
 --      / 262144: rmsnorm 3.22 / 2.69, softmax 3.80 / 2.83, cross-entropy
 --      3.85 / 4.04 TB/s: 6-28% faster than the streamed rows, even with
@@ -195,7 +199,7 @@ end
 
 local function reg_rank(p, opts)
   if p.threads == 1024 then return 4 end
-  if p.pipe ~= 1 or bulk_first(p, opts) then return 1 end
+  if p.pipe ~= 1 or bulk_first(p, opts) or p.threads * p.rows < M.CTA_THREADS then return 1 end
   if p.threads == 32 or p.nv == 4 then return 0 end
   return 1
 end

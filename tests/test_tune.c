@@ -1,0 +1,159 @@
+/* test_tune.c - the tune's supervisor (bench_util.c: tune_supervise), on the
+   CPU: a fake tune whose variants can crash, hang or exit mid-run, and the
+   tsv that comes out.  The real tunes (kite-bench --tune, gemm --tune) run
+   their timing in the same children on the GPU. */
+#include "kite_test.h"
+
+#include "bench_util.h"
+
+#define SHAPES 3
+
+/* What the fake tune does, set before tune_supervise (its children inherit
+   it): at shape `at`, variant `bad` crashes (SIGSEGV) or hangs, or the child
+   exits before the shape's first variant (setting the shape up, say). */
+enum fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG, FAULT_OUTSIDE, FAULT_EARLY };
+static struct {
+  enum fault fault;
+  int at;
+  const char *bad;
+  char marker[64];   /* a file: the outside fault happens once */
+} fake;
+
+static const char *const VARIANTS[] = { "v_a", "v_b", "v_c" };
+
+static int fake_work(struct tune_run *run, void *ctx)
+{
+  (void)ctx;
+  if (fake.fault == FAULT_EARLY) exit(1);   /* no device, say */
+  if (!run->header_done) {
+    fprintf(run->out, "# fake tune\n%s\n", TUNE_HEADER);
+    tune_done(run, -1);
+  }
+  for (int k = 0; k < SHAPES; k++) {
+    const struct tune_key key = { "rmsnorm", KITE_BF16, KITE_BF16, 8, 64 << k, 0 };
+    struct top2 t = { { NULL, NULL }, { 0, 0 }, 0 };
+    if (!tune_shape(run, k)) continue;
+    for (int v = 0; v < 3; v++) {
+      if (fake.fault == FAULT_OUTSIDE && k == fake.at && v == 0 && access(fake.marker, F_OK) != 0) {
+        FILE *m = fopen(fake.marker, "w");
+        if (m) fclose(m);
+        exit(3);
+      }
+      if (!tune_try(run, k, &key, VARIANTS[v], "dev\t2026-12-03\tabc")) continue;
+      if (k == fake.at && fake.bad && strcmp(VARIANTS[v], fake.bad) == 0) {
+        if (fake.fault == FAULT_CRASH) raise(SIGSEGV);
+        if (fake.fault == FAULT_HANG) pause();
+      }
+      top2_add(&t, VARIANTS[v], 10.0 * (v + 1) + k);
+    }
+    tune_line(run->out, &key, &t, NULL, "dev\t2026-12-03\tabc");
+    tune_done(run, k);
+  }
+  return 0;
+}
+
+/* Runs the fake tune; its tsv in out (size len); returns the supervisor's result. */
+static int run_fake(char *out, size_t len)
+{
+  char path[] = "/tmp/kite-tune-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  FILE *tsv = fdopen(fd, "w+");
+  ck_assert_ptr_nonnull(tsv);
+  int rc = tune_supervise(tsv, fake_work, NULL);
+  rewind(tsv);
+  size_t got = fread(out, 1, len - 1, tsv);
+  out[got] = '\0';
+  fclose(tsv);
+  unlink(path);
+  return rc;
+}
+
+static int count_lines(const char *s, const char *needle)
+{
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, needle)); p++) n++;
+  return n;
+}
+
+#define LINE(n, best, us, second, us2) \
+  "rmsnorm\tbf16\tbf16\t8\t" #n "\t0\t" best "\t" us "\t" second "\t" us2 "\tdev\t2026-12-03\tabc\n"
+
+START_TEST(clean_run)
+{
+  char out[4096];
+  fake.fault = FAULT_NONE;
+  ck_assert_int_eq(run_fake(out, sizeof out), 0);
+  ck_assert_str_eq(out, "# fake tune\n" TUNE_HEADER "\n" LINE(64, "v_a", "10.000", "v_b", "20.000")
+                        LINE(128, "v_a", "11.000", "v_b", "21.000") LINE(256, "v_a", "12.000", "v_b", "22.000"));
+}
+END_TEST
+
+START_TEST(crashed_variant_is_failed_and_the_run_goes_on)
+{
+  char out[4096];
+  fake.fault = FAULT_CRASH;
+  fake.at = 1;
+  fake.bad = "v_a";
+  ck_assert_int_eq(run_fake(out, sizeof out), 0);
+  ck_assert_str_eq(out, "# fake tune\n" TUNE_HEADER "\n" LINE(64, "v_a", "10.000", "v_b", "20.000")
+                        LINE(128, "v_a", "failed", "-", "-") LINE(128, "v_b", "21.000", "v_c", "31.000")
+                        LINE(256, "v_a", "12.000", "v_b", "22.000"));
+}
+END_TEST
+
+START_TEST(hung_variant_is_killed)
+{
+  char out[4096];
+  setenv("KITE_TUNE_STALL_S", "1", 1);
+  fake.fault = FAULT_HANG;
+  fake.at = 2;
+  fake.bad = "v_c";
+  ck_assert_int_eq(run_fake(out, sizeof out), 0);
+  ck_assert_int_eq(count_lines(out, "\tv_c\tfailed\t"), 1);
+  ck_assert_ptr_nonnull(strstr(out, LINE(256, "v_a", "12.000", "v_b", "22.000")));
+  ck_assert_int_eq(count_lines(out, "\n"), 2 + SHAPES + 1);
+}
+END_TEST
+
+START_TEST(loss_outside_a_variant_skips_the_shape)
+{
+  char out[4096];
+  fake.fault = FAULT_OUTSIDE;
+  fake.at = 1;
+  snprintf(fake.marker, sizeof fake.marker, "/tmp/kite-tune-marker-%d", (int)getpid());
+  unlink(fake.marker);
+  ck_assert_int_eq(run_fake(out, sizeof out), 0);
+  unlink(fake.marker);
+  ck_assert_int_eq(count_lines(out, "# shape 1 of this tune skipped: exit 3"), 1);
+  ck_assert_ptr_null(strstr(out, "\t128\t0\t"));
+  ck_assert_ptr_nonnull(strstr(out, LINE(256, "v_a", "12.000", "v_b", "22.000")));
+}
+END_TEST
+
+START_TEST(child_lost_before_any_shape_stops_the_tune)
+{
+  char out[4096];
+  fake.fault = FAULT_EARLY;
+  ck_assert_int_eq(run_fake(out, sizeof out), -1);
+  ck_assert_str_eq(out, "");
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("tune");
+  TCase *tc = tcase_create("supervisor");
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, clean_run);
+  tcase_add_test(tc, crashed_variant_is_failed_and_the_run_goes_on);
+  tcase_add_test(tc, hung_variant_is_killed);
+  tcase_add_test(tc, loss_outside_a_variant_skips_the_shape);
+  tcase_add_test(tc, child_lost_before_any_shape_stops_the_tune);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
