@@ -462,6 +462,7 @@ void tune_timing(struct tune_run *run, int k)
 
 void tune_done(struct tune_run *run, int k)
 {
+  if (k < 0) run->header_done = 1;   /* in this child too, not only in the next */
   fprintf(run->out, "@done\t%d\n", k);
   fflush(run->out);
 }

@@ -21,6 +21,8 @@
 #   bash bench/device_run.sh tune            make tune (the tsv comes back in $OUT), --check-dispatch
 #   bash bench/device_run.sh tune6           the tunes step by step in 580 s: the table regenerated,
 #                                            kite_gemm's overhead, the held-out checks, the tuned tests
+#   bash bench/device_run.sh check6          new variants and tuned rules tested, row SASS, the
+#                                            held-out checks, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
 # hung kernel costs minutes, not the call.
@@ -269,6 +271,37 @@ tune6() {
   echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
 }
 
+# Session 6, second call: the table with its rules.  The new variants
+# (128-thread CTAs) and every tuned rule against the references, the row SASS;
+# then, the GPU alone, the held-out checks and torch.compile.
+check6() {
+  left() { echo $(( 570 - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) parts="" op dt c
+  for op in rmsnorm softmax cross_entropy; do for dt in bf16 f16 f32; do for c in t32_r4 t64_r2 t128_r1; do
+    parts="$parts ${op}_${dt}_reg_${c}_*"; done; done; done
+  set -f; printf '%s\n' $parts | xargs -P 14 -I{} sh -c '
+    CK_RUN_CASE=variants KITE_TEST_ONLY="$1" timeout 200 build/test_gpu >"/tmp/new.$(echo "$1" | tr -d "*").log" 2>&1
+    echo "$1 rc=$?"' sh {} | sort >"$OUT/new_parts.txt" &
+  set +f
+  CK_RUN_CASE=tuned timeout 200 build/test_gpu >"$OUT/tuned_rows.log" 2>&1 &
+  local tr=$!
+  CK_RUN_CASE=tuned timeout 250 build/test_gemm >"$OUT/tuned_gemm.log" 2>&1 &
+  local tg=$!
+  row_sass
+  wait
+  cat /tmp/new.*.log >"$OUT/new_variants.log"
+  echo "new variants: $(grep -c 'rc=0$' "$OUT/new_parts.txt") of $(wc -l <"$OUT/new_parts.txt") processes exit 0, $(( $(date +%s) - t0 )) s"
+  grep -E "^[0-9]+%: Checks" "$OUT/new_variants.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "  %d checks, %d failures, %d errors\n", c, f, e }'
+  grep -E ":[EF]:" "$OUT/new_variants.log" | cut -c1-250 | head -5
+  for f in tuned_rows tuned_gemm; do echo "$f: $(grep -E '^[0-9]+%: Checks' "$OUT/$f.log")"; grep -E ":[EF]:" "$OUT/$f.log" | cut -c1-250 | head -4; done
+  timeout 60 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
+  echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
+  timeout 90 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
+  PYTHONUNBUFFERED=1 timeout $(( $(left) )) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -20 "$OUT/vs_torch.txt"
+}
+
 # Session 5: every bf16 row variant up to 16384, quickly, for ranking.
 rowsquick() {
   timeout 300 build/kite-bench --quick --variants --n 1024,2048,4096,8192,16384 >"$OUT/variants.txt" 2>&1
@@ -294,6 +327,7 @@ case $stage in
   final5) gpu_suites cpu; row_sass; rowsall ;;
   tune) tune ;;
   tune6) tune6 ;;
+  check6) check6 ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac
