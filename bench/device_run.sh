@@ -23,6 +23,8 @@
 #                                            kite_gemm's overhead, the held-out checks, the tuned tests
 #   bash bench/device_run.sh check6          new variants and tuned rules tested, row SASS, the
 #                                            held-out checks, torch.compile
+#   bash bench/device_run.sh retune6         the row tune again (the committed gemm lines kept),
+#                                            the table, its row rules tested, the held-out checks
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
 # hung kernel costs minutes, not the call.
@@ -302,6 +304,27 @@ check6() {
   echo "vs_torch rc=$? ($(left) s left)"; tail -20 "$OUT/vs_torch.txt"
 }
 
+# Session 6, third call: the row ops tuned again on the finer N grid (the
+# gemm lines of the committed tsv kept), the table regenerated, its row rules
+# tested, then the held-out checks.
+retune6() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  local t0=$(date +%s)
+  timeout $(( $(left) - 170 )) build/kite-bench --tune /tmp/rows.tsv >"$OUT/tune_rows.log" 2>&1
+  echo "row tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "^tune:" "$OUT/tune_rows.log" | tail -3
+  { cat /tmp/rows.tsv; grep '^gemm' bench/tuned/h200.tsv; } >/tmp/h200.tsv && cp /tmp/h200.tsv bench/tuned/h200.tsv
+  cp bench/tuned/h200.tsv "$OUT/"
+  echo "tsv: $(grep -cv '^#' bench/tuned/h200.tsv) lines, $(grep -c 'failed' bench/tuned/h200.tsv) failed"
+  make -j16 gen build test-bins build/kite-bench KITE_GPU=h200 >"$OUT/regen.log" 2>&1
+  echo "regenerated: rc=$?"; grep -E "kite-gen:|rror" "$OUT/regen.log" | head -3
+  CK_RUN_CASE=tuned timeout 100 build/test_gpu >"$OUT/tuned_rows.log" 2>&1
+  echo "test_gpu tuned: rc=$? $(grep -E '^[0-9]+%: Checks' "$OUT/tuned_rows.log")"; grep -E ":[EF]:" "$OUT/tuned_rows.log" | head -3
+  timeout 60 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
+  echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
+  timeout $(( $(left) )) build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
+}
+
 # Session 5: every bf16 row variant up to 16384, quickly, for ranking.
 rowsquick() {
   timeout 300 build/kite-bench --quick --variants --n 1024,2048,4096,8192,16384 >"$OUT/variants.txt" 2>&1
@@ -328,6 +351,7 @@ case $stage in
   tune) tune ;;
   tune6) tune6 ;;
   check6) check6 ;;
+  retune6) retune6 ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

@@ -76,8 +76,9 @@ static void usage(FILE *f)
     "  --csv FILE             also write one CSV row per measurement\n"
     "  --explain OP DTYPE M N [K]  print kite_explain's choice (no GPU needed)\n"
     "  --list                 print the generated variant table (no GPU needed)\n"
-    "  --tune FILE            time every variant of every op and dtype at N = 64 ... 262144\n"
-    "                         (powers of two, M*N = 2^26) and write the fastest two per shape\n"
+    "  --tune FILE            time every variant of every op and dtype at N = 64 ... 262144 (powers\n"
+    "                         of two, and 1.5 * 2^k from 1536 on; M*N = 2^26) and write the\n"
+    "                         fastest two per shape\n"
     "                         to FILE (bench/tuned/<gpu>.tsv, read by make gen)\n"
     "  --check-dispatch       30 random N per op (bf16): the dispatched variant's time over\n"
     "                         the best variant's, measured in the same run\n",
@@ -587,7 +588,10 @@ static void tune_bench(struct bench *b, const struct opts *o, kite_dtype d, cons
 
 static const kite_dtype TUNE_DTYPES[] = { KITE_BF16, KITE_F16, KITE_F32 };
 #define N_TUNE_DTYPES ((int)(sizeof TUNE_DTYPES / sizeof TUNE_DTYPES[0]))
-#define TUNE_NS 13                      /* N = 64 ... 262144, the powers of two */
+/* N = 64 ... 262144: the powers of two, and from 1024 on the midpoints
+   1.5 * 2^k too (a row just past a power of two no longer fits the variant
+   tuned there: the next point decides it, session 6, bench/NOTES.md) */
+#define TUNE_NS 21
 
 /* The row ops' tune in a supervised child (tune_supervise): shape k is
    (dtype, op, N) in loop order; the shapes before run->from are done. */
@@ -595,7 +599,11 @@ static int row_tune_work(struct tune_run *run, void *ctx)
 {
   const struct opts *o = ctx;
   int64_t ns[TUNE_NS];
-  for (int j = 0; j < TUNE_NS; j++) ns[j] = (int64_t)64 << j;
+  int nns = 0;
+  for (int64_t n = 64; n <= 262144; n *= 2) {
+    ns[nns++] = n;
+    if (n >= 1024 && n < 262144) ns[nns++] = n + n / 2;
+  }
   char tail[512];
   int failures = 0, per_dtype = N_ALL_OPS * TUNE_NS;
   for (int di = 0; di < N_TUNE_DTYPES; di++) {
@@ -628,7 +636,7 @@ static int row_tune_work(struct tune_run *run, void *ctx)
   return failures ? 1 : 0;
 }
 
-/* --tune FILE: every op, dtype and power-of-two N from 64 to 262144 at M*N =
+/* --tune FILE: every op, dtype and N of the tuning grid (64 ... 262144) at M*N =
    2^26; every variant that accepts the shape is timed; the fastest two go to
    FILE (kg_tune.c's format), with a line per failed variant.  The timing runs
    in child processes (tune_supervise): a variant that faults or hangs is

@@ -11,6 +11,7 @@
  * tile's time outside its k-loop (an epilogue that the schedule does not
  * hide), in units of K.  The least cost wins; equal costs go to the lower
  * rank, then the smaller name, so the choice is deterministic. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -154,15 +155,35 @@ const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32
 
 /* ---- entry points ----------------------------------------------------------------------- */
 
-/* The variant for a problem, kite__pick's counterpart: the tuned rule nearest
-   it whose variant fits (*rule gets it), else the heuristic over the table's
-   gemm rows on sms SMs (*rule NULL); NULL if nothing fits. */
+/* How far (log2, in each of M, N and K) a tuned gemm rule reaches from its
+   own shape.  The tuning grid's points are 4x apart, and between them the
+   nearest point's variant did worse than the heuristic: on 30 held-out
+   shapes (H200, session 6, bench/NOTES.md) 1.19x the best variant's time in
+   geomean (worst 2.05x) against the heuristic's 1.08x (worst 1.55x). */
+#define KITE_GEMM_RULE_REACH 0.25f
+
+static int kite_gemm_within(int64_t x, float lx)
+{
+  return fabsf(log2f((float)x) - lx) <= KITE_GEMM_RULE_REACH;
+}
+
+const struct kite_rule *kite__gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
+                                        int32_t align)
+{
+  const struct kite_gemm_fit fit = { ab, c, align };
+  const struct kite_rule *r = kite__rule_pick(kite_rules, kite_rules_len, kite_variants, kite_variants_len, "gemm",
+                                              ab, c, M, N, K, kite__gemm_fits, &fit);
+  if (r && kite_gemm_within(M, r->lm) && kite_gemm_within(N, r->ln) && kite_gemm_within(K, r->lk)) return r;
+  return NULL;
+}
+
+/* The variant for a problem, kite__pick's counterpart: the tuned rule that
+   reaches it (*rule gets it), else the heuristic over the table's gemm rows
+   on sms SMs (*rule NULL); NULL if nothing fits. */
 static const struct kite_variant *kite_gemm_choose(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
                                                    int32_t align, int sms, const struct kite_rule **rule)
 {
-  const struct kite_gemm_fit fit = { ab, c, align };
-  *rule = kite__rule_pick(kite_rules, kite_rules_len, kite_variants, kite_variants_len, "gemm", ab, c, M, N, K,
-                          kite__gemm_fits, &fit);
+  *rule = kite__gemm_rule(ab, c, M, N, K, align);
   if (*rule) return &kite_variants[(*rule)->variant];
   int32_t lo, hi;
   kite__op_range("gemm", &lo, &hi);

@@ -79,6 +79,10 @@ struct kite_gemm_fit {
   int32_t align;
 };
 int kite__gemm_fits(const struct kite_variant *v, const void *ctx);
+/* The tuned gemm rule that decides for a problem: the nearest (kite__rule_pick)
+   when it lies within reach of the problem in every dimension; NULL if none. */
+const struct kite_rule *kite__gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
+                                        int32_t align);
 
 /* kite_explain for op "gemm" (C of the same dtype as A and B). */
 kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K, char *buf, size_t len);

@@ -1254,9 +1254,7 @@ START_TEST(gemm_explain)
         continue;
       }
       KT_KITE_OK(s);
-      const struct kite_gemm_fit fit = { dts[d], dts[d], 16 };
-      const struct kite_rule *r = kite__rule_pick(kite_rules, kite_rules_len, kite_variants, kite_variants_len,
-                                                  "gemm", dts[d], dts[d], sh[0], sh[1], sh[2], kite__gemm_fits, &fit);
+      const struct kite_rule *r = kite__gemm_rule(dts[d], dts[d], sh[0], sh[1], sh[2], 16);
       if (r) {   /* a tuned rule decides (bench/tuned) */
         ck_assert_msg(strstr(buf, kite_variants[r->variant].name) && strstr(buf, "tuned rule"),
                       "explain gemm: \"%s\", want the rule's %s", buf, kite_variants[r->variant].name);
@@ -1531,6 +1529,26 @@ START_TEST(committed_rules_are_consistent)
 }
 END_TEST
 
+/* A committed gemm rule decides at its own shape and just beside it, not
+   halfway to the next grid point (KITE_GEMM_RULE_REACH): there the
+   heuristic does. */
+START_TEST(gemm_rule_reach)
+{
+  int seen = 0;
+  for (int32_t i = 0; i < kite_rules_len; i++) {
+    const struct kite_rule *r = &kite_rules[i];
+    if (strcmp(r->op, "gemm") != 0 || r->m != 4096 || r->n != 4096 || r->k != 4096) continue;
+    seen++;
+    const struct kite_rule *at = kite__gemm_rule(r->dtype, r->dtype_out, 4096, 4096, 4096, 16);
+    ck_assert_ptr_eq(at, r);
+    ck_assert_ptr_eq(kite__gemm_rule(r->dtype, r->dtype_out, 4400, 4096, 3900, 16), r);
+    ck_assert_ptr_null(kite__gemm_rule(r->dtype, r->dtype_out, 5800, 4096, 4096, 16));
+    ck_assert_ptr_null(kite__gemm_rule(r->dtype, r->dtype_out, 4096, 4096, 2896, 16));
+  }
+  if (!seen) printf("gemm_rule_reach: no tuned rule at 4096^3 in this table; nothing to check\n");
+}
+END_TEST
+
 /* The op index covers exactly each op's variants. */
 START_TEST(op_range_matches_the_table)
 {
@@ -1623,6 +1641,7 @@ int main(void)
   tcase_add_test(tc, rule_constraints_filter);
   tcase_add_test(tc, rule_gemm_buckets);
   tcase_add_test(tc, committed_rules_are_consistent);
+  tcase_add_test(tc, gemm_rule_reach);
   tcase_add_test(tc, op_range_matches_the_table);
   tcase_add_test(tc, rule_lookup_cost);
   suite_add_tcase(s, tc);
