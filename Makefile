@@ -85,7 +85,8 @@ tune: all
 	@mkdir -p $(dir $(KITE_TUNED))
 	build/kite-bench --tune $(KITE_TUNED)
 	build/kite-bench gemm --tune $(KITE_TUNED)
-	@$(MAKE) --no-print-directory gen build
+	@$(MAKE) --no-print-directory gen
+	@$(MAKE) --no-print-directory build
 
 clean:
 	rm -rf build

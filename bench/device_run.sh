@@ -262,7 +262,7 @@ tune6() {
   cp bench/tuned/h200.tsv "$OUT/"
   echo "tsv: $(grep -cv '^#' bench/tuned/h200.tsv) lines, $(grep -c 'failed' bench/tuned/h200.tsv) failed"
   t0=$(date +%s)
-  make -j16 gen build test-bins build/kite-bench KITE_GPU=h200 >"$OUT/regen.log" 2>&1
+  { make gen KITE_GPU=h200 && make -j16 build test-bins build/kite-bench; } >"$OUT/regen.log" 2>&1
   echo "regenerated with the rules: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "kite-gen:|rror" "$OUT/regen.log" | head -5
   timeout 40 build/kite-bench gemm --overhead >"$OUT/overhead.txt" 2>&1; echo "overhead rc=$?"; cat "$OUT/overhead.txt"
   timeout 60 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
@@ -315,7 +315,7 @@ retune6() {
   { cat /tmp/rows.tsv; grep '^gemm' bench/tuned/h200.tsv; } >/tmp/h200.tsv && cp /tmp/h200.tsv bench/tuned/h200.tsv
   cp bench/tuned/h200.tsv "$OUT/"
   echo "tsv: $(grep -cv '^#' bench/tuned/h200.tsv) lines, $(grep -c 'failed' bench/tuned/h200.tsv) failed"
-  make -j16 gen build test-bins build/kite-bench KITE_GPU=h200 >"$OUT/regen.log" 2>&1
+  { make gen KITE_GPU=h200 && make -j16 build test-bins build/kite-bench; } >"$OUT/regen.log" 2>&1
   echo "regenerated: rc=$?"; grep -E "kite-gen:|rror" "$OUT/regen.log" | head -3
   CK_RUN_CASE=tuned timeout 100 build/test_gpu >"$OUT/tuned_rows.log" 2>&1
   echo "test_gpu tuned: rc=$? $(grep -E '^[0-9]+%: Checks' "$OUT/tuned_rows.log")"; grep -E ":[EF]:" "$OUT/tuned_rows.log" | head -3
