@@ -12,6 +12,8 @@ KITE_ONLY ?=
 # (written by make tune on that GPU); without the file the heuristics pick.
 KITE_GPU ?= h200
 KITE_TUNED := bench/tuned/$(KITE_GPU).tsv
+# ...and every gemm variant's measured times there, which the gemm cost model is fitted to
+KITE_TIMES := bench/tuned/$(KITE_GPU).times.tsv
 DEB_PACKAGES := liblua5.4-dev check pkg-config
 
 include gen/gen.mk
@@ -34,7 +36,8 @@ deps:
 
 gen: $(KITE_GEN)
 	$(KITE_GEN) -t templates -o out $(if $(KITE_ONLY),--only '$(KITE_ONLY)') \
-	  $(if $(wildcard $(KITE_TUNED)),--tuned $(KITE_TUNED))
+	  $(if $(wildcard $(KITE_TUNED)),--tuned $(KITE_TUNED)) \
+	  $(if $(wildcard $(KITE_TIMES)),--times $(KITE_TIMES))
 
 # ---- the library: out/ + runtime/, built by runtime/kite.mk ---------------
 build: $(KITE_LIB_A) $(KITE_LIB_SO)
@@ -84,7 +87,7 @@ tune: all
 	@$(MAKE) --no-print-directory build/kite-bench
 	@mkdir -p $(dir $(KITE_TUNED))
 	build/kite-bench --tune $(KITE_TUNED)
-	build/kite-bench gemm --tune $(KITE_TUNED)
+	build/kite-bench gemm --tune $(KITE_TUNED) --times $(KITE_TIMES)
 	@$(MAKE) --no-print-directory gen
 	@$(MAKE) --no-print-directory build
 

@@ -115,6 +115,7 @@ struct gemm_opts {
   int variants, quick, device, warmup, reps;   /* reps 0: chosen per shape */
   const char *csv;
   const char *tune;             /* --tune FILE: the tuning grid, best two variants per shape to FILE */
+  const char *times;            /* --times FILE (with --tune): every checked variant's time to FILE */
   int check_dispatch;           /* --check-dispatch: random shapes, dispatched against the best variant */
   int overhead;                 /* --overhead: kite_gemm's host time from call to launch */
 };
@@ -145,6 +146,8 @@ static void usage(FILE *f)
     "                      4096, 16384, then the suite) with warm-up 2 and 5 rounds, and append\n"
     "                      the fastest two checked variants per shape to FILE (bench/tuned/<gpu>.tsv\n"
     "                      lines; `kite-bench --tune` writes its header and the row ops first)\n"
+    "  --times FILE        with --tune: every checked variant's time at each shape to FILE\n"
+    "                      (bench/tuned/<gpu>.times.tsv: make gen fits the gemm cost model to it)\n"
     "suite: 8192^3 4096^3 2048^3 16384x4096x4096 16384x14336x4096 16384x4096x14336\n"
     "       4096x128256x4096 8192x8192x1024 128x4096x4096 64x14336x4096 16x4096x4096\n"
     "       1000^3 4097x4095x4104\n",
@@ -202,6 +205,8 @@ static void parse_args(struct gemm_opts *o, int argc, char **argv)
       o->tune = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--check-dispatch") == 0) {
       o->check_dispatch = 1;
+    } else if (strcmp(a, "--times") == 0) {
+      o->times = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--overhead") == 0) {
       o->overhead = 1;
     } else {
@@ -906,8 +911,12 @@ static void tune_lines(struct gemm_bench *b, const struct problem *p, const stru
   for (int i = 2; i < n; i++) {
     const struct contender *k = &cs[i];
     if (skipped(k)) continue;
-    if (passed(k, &cs[0])) top2_add(&top, k->variant, k->t.median_us);
-    else tune_line(b->run->out, &key, NULL, k->variant, b->tune_tail);
+    if (passed(k, &cs[0])) {
+      top2_add(&top, k->variant, k->t.median_us);
+      times_line(b->run->out, &key, k->variant, k->t.median_us, b->dev.sms);
+    } else {
+      tune_line(b->run->out, &key, NULL, k->variant, b->tune_tail);
+    }
   }
   tune_line(b->run->out, &key, &top, NULL, b->tune_tail);
 }
@@ -1128,10 +1137,15 @@ int cmd_gemm(int argc, char **argv)
   if (b.o.overhead) return overhead_run(&b);
   if (!b.o.tune) return gemm_run(NULL, &b);
   /* --tune: appended to the row ops' file, in children that may fault (tune_supervise) */
-  FILE *tsv = fopen(b.o.tune, "a");
+  FILE *tsv = fopen(b.o.tune, "a"), *times = b.o.times ? fopen(b.o.times, "w") : NULL;
   if (!tsv) die("cannot append to %s: %s", b.o.tune, strerror(errno));
-  int rc = tune_supervise(tsv, gemm_run, &b);
+  if (b.o.times && !times) die("cannot write %s: %s", b.o.times, strerror(errno));
+  if (times)
+    fprintf(times, "# kite-bench gemm --tune: every checked variant's median at each shape (warm-up %d, %d rounds)\n"
+                   "%s\n", b.o.warmup, b.o.reps, TIMES_HEADER);
+  int rc = tune_supervise(tsv, times, gemm_run, &b);
   if (fclose(tsv) != 0) die("writing %s failed", b.o.tune);
+  if (times && fclose(times) != 0) die("writing %s failed", b.o.times);
   if (rc < 0) die("gemm tune: stopped early; %s holds the shapes measured so far", b.o.tune);
   printf("gemm tune: appended to %s (%s)\n", b.o.tune, rc ? "with failures" : "every variant checked");
   return 0;

@@ -268,43 +268,69 @@ void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const 
   fflush(f);
 }
 
+void times_line(FILE *f, const struct tune_key *key, const char *variant, double us, int sms)
+{
+  fprintf(f, "=\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%s\t%.3f\t%d\n", key->op, dtype_name(key->ab), dtype_name(key->c),
+          (long long)key->m, (long long)key->n, (long long)key->k, variant, us, sms);
+}
+
 /* ---- a tune's supervisor --------------------------------------------------------- */
 
 #define TUNE_STALL_S 120          /* a child silent this long is hung: killed ($KITE_TUNE_STALL_S) */
 #define TUNE_MAX_STARTS 64        /* children per tune at most */
 
+/* One of the tune's files and the lines of the shape under way meant for it. */
+struct tune_file {
+  FILE *f;                        /* NULL: its lines are dropped */
+  char *lines;
+  size_t len, cap;
+};
+
 /* The parent's view of the child's report. */
 struct tune_watch {
-  FILE *tsv;
+  struct tune_file out[2];        /* the tsv, and the aux file ("=" lines) */
   struct tune_run *run;
-  char *lines;                    /* the tsv lines of the shape under way */
-  size_t len, cap;
   int shape;                      /* the shape under way, -1 between shapes */
   char try_line[1024];            /* the failed line of the variant being tried, or "" */
   int ended, rc;                  /* @end seen, and its RC */
 };
 
-static void watch_keep(struct tune_watch *w, const char *line)
+static void file_keep(struct tune_file *o, const char *line)
 {
   size_t n = strlen(line);
-  if (w->len + n + 2 > w->cap) {
-    w->cap = (w->len + n + 2) * 2;
-    w->lines = realloc(w->lines, w->cap);
-    if (!w->lines) die("out of host memory");
+  if (o->len + n + 2 > o->cap) {
+    o->cap = (o->len + n + 2) * 2;
+    o->lines = realloc(o->lines, o->cap);
+    if (!o->lines) die("out of host memory");
   }
-  memcpy(w->lines + w->len, line, n);
-  w->len += n;
-  w->lines[w->len++] = '\n';
+  memcpy(o->lines + o->len, line, n);
+  o->len += n;
+  o->lines[o->len++] = '\n';
+}
+
+/* The shape's lines to the files (commit), or dropped (commit = 0). */
+static void watch_flush(struct tune_watch *w, int commit)
+{
+  for (int i = 0; i < 2; i++) {
+    struct tune_file *o = &w->out[i];
+    if (commit && o->f && o->len) {
+      if (fwrite(o->lines, 1, o->len, o->f) != o->len) die("writing the tune's file failed");
+      fflush(o->f);
+    }
+    o->len = 0;
+  }
 }
 
 static void watch_line(struct tune_watch *w, const char *line)
 {
   int k = 0;
-  if (line[0] != '@') {
-    watch_keep(w, line);
+  if (strncmp(line, "=\t", 2) == 0) {
+    file_keep(&w->out[1], line + 2);
+  } else if (line[0] != '@') {
+    file_keep(&w->out[0], line);
   } else if (sscanf(line, "@shape\t%d", &k) == 1) {
     w->shape = k;
-    w->len = 0;
+    watch_flush(w, 0);
     w->try_line[0] = '\0';
   } else if (strncmp(line, "@try\t", 5) == 0) {
     const char *t = strchr(line + 5, '\t');
@@ -312,11 +338,9 @@ static void watch_line(struct tune_watch *w, const char *line)
   } else if (strncmp(line, "@time\t", 6) == 0) {
     w->try_line[0] = '\0';
   } else if (sscanf(line, "@done\t%d", &k) == 1) {
-    if (w->len && fwrite(w->lines, 1, w->len, w->tsv) != w->len) die("writing the tune's file failed");
-    fflush(w->tsv);
+    watch_flush(w, 1);
     if (k < 0) w->run->header_done = 1;
     else w->run->from = k + 1;
-    w->len = 0;
     w->shape = -1;
     w->try_line[0] = '\0';
   } else if (sscanf(line, "@end\t%d", &k) == 1) {
@@ -362,16 +386,16 @@ static int watch_recover(struct tune_watch *w, const char *why)
     if (run->nskip == TUNE_MAX_SKIP || !variant[0]) return 0;
     printf("tune: %s while running %s (shape %d): recorded as failed, resuming without it\n", why, variant,
            w->shape);
-    fprintf(w->tsv, "%s\n", w->try_line);
+    fprintf(w->out[0].f, "%s\n", w->try_line);
     run->skip[run->nskip].shape = w->shape;
     snprintf(run->skip[run->nskip++].variant, sizeof run->skip[0].variant, "%s", variant);
     run->from = w->shape;
   } else {
     printf("tune: %s in shape %d outside any one variant: shape skipped\n", why, w->shape);
-    fprintf(w->tsv, "# shape %d of this tune skipped: %s outside any one variant\n", w->shape, why);
+    fprintf(w->out[0].f, "# shape %d of this tune skipped: %s outside any one variant\n", w->shape, why);
     run->from = w->shape + 1;
   }
-  fflush(w->tsv);
+  fflush(w->out[0].f);
   fflush(stdout);
   return 1;
 }
@@ -383,7 +407,8 @@ static int tune_child(struct tune_watch *w, tune_work_fn work, void *ctx, char *
   int fds[2];
   if (pipe(fds) != 0) die("pipe: %s", strerror(errno));
   fflush(stdout);
-  fflush(w->tsv);
+  for (int i = 0; i < 2; i++)
+    if (w->out[i].f) fflush(w->out[i].f);
   pid_t pid = fork();
   if (pid < 0) die("fork: %s", strerror(errno));
   if (pid == 0) {
@@ -398,7 +423,7 @@ static int tune_child(struct tune_watch *w, tune_work_fn work, void *ctx, char *
   }
   close(fds[1]);
   w->shape = -1;
-  w->len = 0;
+  watch_flush(w, 0);
   w->try_line[0] = '\0';
   const char *env = getenv("KITE_TUNE_STALL_S");
   const int stall_s = env && atoi(env) > 0 ? atoi(env) : TUNE_STALL_S;
@@ -413,13 +438,14 @@ static int tune_child(struct tune_watch *w, tune_work_fn work, void *ctx, char *
   return alive && w->ended;
 }
 
-int tune_supervise(FILE *tsv, tune_work_fn work, void *ctx)
+int tune_supervise(FILE *tsv, FILE *aux, tune_work_fn work, void *ctx)
 {
   struct tune_run run;
   struct tune_watch w;
   memset(&run, 0, sizeof run);
   memset(&w, 0, sizeof w);
-  w.tsv = tsv;
+  w.out[0].f = tsv;
+  w.out[1].f = aux;
   w.run = &run;
   int starts = 0, rc = -1;
   char why[128];
@@ -433,7 +459,8 @@ int tune_supervise(FILE *tsv, tune_work_fn work, void *ctx)
       break;
     }
   }
-  free(w.lines);
+  free(w.out[0].lines);
+  free(w.out[1].lines);
   return rc;
 }
 

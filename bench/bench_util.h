@@ -97,6 +97,13 @@ struct tune_key {
    failed set, that variant as "failed". */
 void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const char *failed, const char *tail);
 
+/* bench/tuned/<gpu>.times.tsv: every checked variant's time at each tuned
+   gemm shape, on a GPU of `sms` SMs (kite-gen --times fits the gemm cost
+   model to it, gen/kg_fit.c).  times_line writes one as the supervisor's
+   aux line ("=" first). */
+#define TIMES_HEADER "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\tsms"
+void times_line(FILE *f, const struct tune_key *key, const char *variant, double us, int sms);
+
 /* ---- a tune's supervisor ------------------------------------------------------
    A tune runs in a child process, so that a variant which loses its CUDA
    context (a fault: the bench dies on any CUDA error) or hangs costs its own
@@ -107,7 +114,8 @@ void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const 
      @time K           K's variants are timed together (a loss is not one's)
      @done K           K is complete (K = -1: the header lines before the shapes)
      @end RC           the work returned RC
-   The parent writes a shape's lines to the tsv once it is done.  When the
+     = LINE            LINE goes to the aux file (kite-bench gemm: every variant's time)
+   The parent writes a shape's lines to its files once it is done.  When the
    child dies (a signal, an exit without @end, TUNE_STALL_S seconds silent),
    the variant it was trying goes into the tsv as failed and a new child
    resumes at that shape without it; a loss outside a variant skips the shape
@@ -127,8 +135,9 @@ struct tune_run {
 typedef int (*tune_work_fn)(struct tune_run *run, void *ctx);
 
 /* Runs work(run, ctx) in children until it ends, with its lines going to tsv
-   as above; returns work's result, or -1 when the tune could not go on. */
-int tune_supervise(FILE *tsv, tune_work_fn work, void *ctx);
+   and aux (NULL: "=" lines dropped) as above; returns work's result, or -1
+   when the tune could not go on. */
+int tune_supervise(FILE *tsv, FILE *aux, tune_work_fn work, void *ctx);
 
 /* In the child: shape k begins; 0 when it is already done (skip it). */
 int tune_shape(struct tune_run *run, int k);

@@ -645,7 +645,7 @@ static int cmd_tune(const struct opts *o, const char *path)
 {
   FILE *tsv = fopen(path, "w");
   if (!tsv) die("cannot write %s: %s", path, strerror(errno));
-  int rc = tune_supervise(tsv, row_tune_work, (void *)o);
+  int rc = tune_supervise(tsv, NULL, row_tune_work, (void *)o);
   if (fclose(tsv) != 0) die("writing %s failed", path);
   if (rc < 0) die("tune: stopped early; %s holds the shapes measured so far", path);
   printf("tune: wrote %s (%s)\n", path, rc ? "with failed variants" : "every variant measured");

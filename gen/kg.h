@@ -24,6 +24,7 @@ typedef struct kg_opts {
   const char *out_dir;    /* output root                          ("out") */
   const char *only;       /* fnmatch glob on variant names, or NULL       */
   const char *tuned;      /* bench/tuned/<gpu>.tsv to read rules from, or NULL */
+  const char *times;      /* bench/tuned/<gpu>.times.tsv to fit gemm models to, or NULL */
   int list;               /* print name<TAB>op, write nothing             */
   int quiet;              /* no summary line                              */
   long long insn_limit;   /* VM instructions per sandboxed call           */
@@ -72,7 +73,7 @@ const char *kg_dtype_enum(const char *dtype);
 
 void kg_write_cu(lua_State *L, int v, int body);
 void kg_write_manifest(lua_State *L, int variants);
-void kg_write_table(lua_State *L, int variants, int rules);
+void kg_write_table(lua_State *L, int variants, int rules, int models);
 
 /* ---- tuned rules (kg_tune.c) --------------------------------------- */
 
@@ -80,6 +81,28 @@ extern const char kg_tune_header[];
 /* Pushes the rules of o.tuned (an empty array without one), each checked
    against the variants array; raises "FILE:LINE: message" on a bad line. */
 void kg_tune_load(lua_State *L, int variants);
+/* Pushes the gemm cost models fitted to o.times (an empty array without
+   one): per variant with enough points, its kite_gemm_models row, in table
+   order; raises "FILE:LINE: message" on a bad line. */
+void kg_times_load(lua_State *L, int variants);
+
+/* ---- the gemm cost model (kg_fit.c) -------------------------------- */
+
+#define KG_FIT_MIN 4      /* points a variant needs for a model */
+
+typedef struct kg_sample {
+  double waves, k, t;     /* waves of output tiles, K, measured time (us) */
+} kg_sample;
+
+typedef struct kg_model {
+  double launch_us, us_per_k, k_extra, rms_log;  /* rms_log: the fit's log error */
+  int points;
+} kg_model;
+
+/* ceil(ceil(m / tile_m) * ceil(n / tile_n) / sms) */
+double kg_fit_waves(long long m, long long n, long long tile_m, long long tile_n, long long sms);
+/* Fits the model to p[0..n); 0 (m untouched) when n < KG_FIT_MIN. */
+int kg_fit_variant(const kg_sample *p, int n, kg_model *m);
 void kg_write_files(lua_State *L, int files);
 
 /* ---- helpers (kg_util.c) ------------------------------------------- */

@@ -7,12 +7,14 @@
 
 static const char kg_usage_text[] =
   "usage: kite-gen [-t TEMPLATES_DIR] [-o OUT_DIR] [--only GLOB] [--list] "
-  "[--tuned FILE] [-q]\n"
+  "[--tuned FILE] [--times FILE] [-q]\n"
   "  -t DIR       templates root (default: templates)\n"
   "  -o DIR       output root (default: out)\n"
   "  --only GLOB  keep only variants whose name matches GLOB (fnmatch)\n"
   "  --list       print name<TAB>op for each variant, write nothing\n"
   "  --tuned FILE measured rules (bench/tuned/<gpu>.tsv) for kite_table.c\n"
+  "  --times FILE measured gemm times (bench/tuned/<gpu>.times.tsv): the\n"
+  "               gemm cost model fitted per variant, for kite_table.c\n"
   "  -q           no summary line\n";
 
 void kg_opts_init(kg_opts *o) {
@@ -62,7 +64,7 @@ static void kg_addfile(lua_State *L, int files) {
 }
 
 /* Everything in memory first: one error and nothing is written. */
-static void kg_generate(lua_State *L, int v, int rules) {
+static void kg_generate(lua_State *L, int v, int rules, int models) {
   const char *out = kg_ctx_of(L)->o.out_dir;
   lua_Integer i, n = (lua_Integer)lua_rawlen(L, v);
   int files, rec;
@@ -84,7 +86,7 @@ static void kg_generate(lua_State *L, int v, int rules) {
   kg_write_manifest(L, v);
   kg_addfile(L, files);
   lua_pushfstring(L, "%s/kite_table.c", out);
-  kg_write_table(L, v, rules);
+  kg_write_table(L, v, rules, models);
   kg_addfile(L, files);
   kg_write_files(L, files);
   lua_pop(L, 1);
@@ -107,8 +109,9 @@ static int kg_pmain(lua_State *L) {
   kg_only(L, 2);
   c->nvariants = (int)lua_rawlen(L, 2);
   kg_tune_load(L, 2);    /* 4: the tuned rules */
+  kg_times_load(L, 2);   /* 5: the gemm cost models */
   if (c->o.list) kg_list(L, 2);
-  else kg_generate(L, 2, 4);
+  else kg_generate(L, 2, 4, 5);
   return 0;
 }
 
@@ -159,6 +162,7 @@ static const char **kg_optarg(kg_opts *o, const char *a) {
   if (strcmp(a, "-o") == 0) return &o->out_dir;
   if (strcmp(a, "--only") == 0) return &o->only;
   if (strcmp(a, "--tuned") == 0) return &o->tuned;
+  if (strcmp(a, "--times") == 0) return &o->times;
   return NULL;
 }
 

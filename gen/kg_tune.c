@@ -1,6 +1,8 @@
 /* kg_tune.c - the tuned rules: bench/tuned/<gpu>.tsv (written by
  * `kite-bench --tune`) read, checked against the generated variants, and
- * turned into the rules kite_table.c carries.
+ * turned into the rules kite_table.c carries; and bench/tuned/<gpu>.times.tsv
+ * (every checked gemm variant's time at each tuned shape, `kite-bench gemm
+ * --tune --times`) turned into the gemm cost models (kg_fit.c).
  *
  * The file: lines starting with '#' and empty lines are skipped; the first
  * other line is the header kg_tune_header; then one line per measured shape,
@@ -21,13 +23,20 @@ const char kg_tune_header[] = "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\t
 
 typedef struct kg_line {
   const char *path;
-  int no;
+  int no, nf;                       /* line number, fields it must have */
+  const char *const *names;         /* the fields' names */
   char *f[KG_TUNE_FIELDS];
 } kg_line;
 
 static const char *const kg_field_names[KG_TUNE_FIELDS] = {
   "op", "dtype", "dtype_out", "m", "n", "k", "variant", "time_us",
   "runner_up", "runner_up_us", "device", "date", "commit"
+};
+
+#define KG_TIMES_FIELDS 9
+const char kg_times_header[] = "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\tsms";
+static const char *const kg_times_names[KG_TIMES_FIELDS] = {
+  "op", "dtype", "dtype_out", "m", "n", "k", "variant", "time_us", "sms"
 };
 
 static int kg_lerror(lua_State *L, const kg_line *ln, const char *msg) {
@@ -39,13 +48,13 @@ static int kg_split(char *s, kg_line *ln) {
   int n = 0;
   for (;;) {
     char *tab = strchr(s, '\t');
-    if (n == KG_TUNE_FIELDS) return 0;
+    if (n == ln->nf) return 0;
     ln->f[n++] = s;
     if (tab == NULL) break;
     *tab = '\0';
     s = tab + 1;
   }
-  return n == KG_TUNE_FIELDS;
+  return n == ln->nf;
 }
 
 /* Field i as an integer >= lo. */
@@ -56,7 +65,7 @@ static long long kg_lint(lua_State *L, const kg_line *ln, int i, long long lo) {
   x = strtoll(ln->f[i], &end, 10);
   if (errno != 0 || end == ln->f[i] || *end != '\0' || x < lo)
     luaL_error(L, "%s:%d: %s must be an integer >= %d, not '%s'", ln->path,
-               ln->no, kg_field_names[i], (int)lo, ln->f[i]);
+               ln->no, ln->names[i], (int)lo, ln->f[i]);
   return x;
 }
 
@@ -69,7 +78,7 @@ static double kg_ltime(lua_State *L, const kg_line *ln, int i, int failed_ok) {
   x = strtod(ln->f[i], &end);
   if (errno != 0 || end == ln->f[i] || *end != '\0' || !(x > 0) || !isfinite(x))
     luaL_error(L, "%s:%d: %s must be a positive number of microseconds%s, "
-               "not '%s'", ln->path, ln->no, kg_field_names[i],
+               "not '%s'", ln->path, ln->no, ln->names[i],
                failed_ok ? " or 'failed'" : "", ln->f[i]);
   return x;
 }
@@ -82,7 +91,7 @@ static void kg_match(lua_State *L, const kg_line *ln, int v, int field) {
     lua_getfield(L, v, keys[i]);
     if (strcmp(lua_tostring(L, -1), ln->f[i]) != 0)
       luaL_error(L, "%s:%d: %s %s has %s %s, the line says %s", ln->path,
-                 ln->no, kg_field_names[field], ln->f[field], keys[i],
+                 ln->no, ln->names[field], ln->f[field], keys[i],
                  lua_tostring(L, -1), ln->f[i]);
     lua_pop(L, 1);
   }
@@ -183,6 +192,8 @@ void kg_tune_load(lua_State *L, int variants) {
   lua_newtable(L);
   seen = lua_gettop(L);
   ln.path = path;
+  ln.nf = KG_TUNE_FIELDS;
+  ln.names = kg_field_names;
   for (ln.no = 1; s != NULL; ln.no++, s = next) {
     if ((next = strchr(s, '\n')) != NULL) *next++ = '\0';
     if (*s == '\0' || *s == '#') continue;
@@ -199,4 +210,126 @@ void kg_tune_load(lua_State *L, int variants) {
     kg_tune_line(L, &ln, byname, seen, rules);
   }
   lua_settop(L, rules);
+}
+
+/* ---- the gemm times ------------------------------------------------ */
+
+/* The points of the times file, by variant: what the fit reads. */
+typedef struct kg_times {
+  int n;                /* points read */
+  int *variant;         /* point i's variant (table index) */
+  kg_sample *p;          /* point i */
+} kg_times;
+
+/* Checks one data line and adds its point; a variant --only left out is skipped. */
+static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_times *tm) {
+  long long m, n, k, sms, tile_m, tile_n;
+  double t;
+  int v;
+  if (!kg_isident(ln->f[0])) kg_lerror(L, ln, "op must be an identifier");
+  if (!kg_dtype_enum(ln->f[1]) || !kg_dtype_enum(ln->f[2]))
+    kg_lerror(L, ln, "dtype and dtype_out must be bf16, f16, f32 or e4m3");
+  m = kg_lint(L, ln, 3, 1);
+  n = kg_lint(L, ln, 4, 1);
+  k = kg_lint(L, ln, 5, 1);
+  t = kg_ltime(L, ln, 7, 0);
+  sms = kg_lint(L, ln, 8, 1);
+  v = (lua_getfield(L, byname, ln->f[6]), lua_gettop(L));
+  if (lua_isnil(L, v)) {
+    if (kg_ctx_of(L)->o.only) { lua_pop(L, 1); return; }
+    luaL_error(L, "%s:%d: no generated variant is named '%s'", ln->path, ln->no, ln->f[6]);
+  }
+  kg_match(L, ln, v, 6);
+  tile_m = (lua_getfield(L, v, "tile_m"), lua_tointeger(L, -1));
+  tile_n = (lua_getfield(L, v, "tile_n"), lua_tointeger(L, -1));
+  if (tile_m < 1 || tile_n < 1)
+    luaL_error(L, "%s:%d: variant %s has no output tile (tile_m, tile_n): the model counts waves of tiles",
+               ln->path, ln->no, ln->f[6]);
+  lua_pushfstring(L, "%s %s %s %s", ln->f[6], ln->f[3], ln->f[4], ln->f[5]);
+  if (lua_getfield(L, seen, lua_tostring(L, -1)) != LUA_TNIL)
+    luaL_error(L, "%s:%d: a second time for %s (the first is line %d)", ln->path, ln->no,
+               lua_tostring(L, -2), (int)lua_tointeger(L, -1));
+  lua_pushinteger(L, ln->no);
+  lua_setfield(L, seen, lua_tostring(L, -3));
+  lua_getfield(L, v, "index");
+  tm->variant[tm->n] = (int)lua_tointeger(L, -1);
+  tm->p[tm->n].waves = kg_fit_waves(m, n, tile_m, tile_n, sms);
+  tm->p[tm->n].k = (double)k;
+  tm->p[tm->n].t = t;
+  tm->n++;
+  lua_settop(L, v - 1);
+}
+
+/* Reads o.times into tm (arrays owned by userdata left on the stack). */
+static void kg_times_read(lua_State *L, const char *path, int variants, kg_times *tm) {
+  kg_line ln;
+  char *s, *next, *c;
+  int byname, seen, header = 0, cap = 1;
+  if (!kg_readfile(L, path)) lua_error(L);
+  s = lua_newuserdatauv(L, lua_rawlen(L, -1) + 1, 0);
+  memcpy(s, lua_tostring(L, -2), lua_rawlen(L, -2) + 1);
+  for (c = s; *c; c++) cap += *c == '\n';
+  tm->n = 0;
+  tm->variant = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->variant, 0);
+  tm->p = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->p, 0);
+  kg_byname(L, variants);
+  byname = lua_gettop(L);
+  lua_newtable(L);
+  seen = lua_gettop(L);
+  ln.path = path;
+  ln.nf = KG_TIMES_FIELDS;
+  ln.names = kg_times_names;
+  for (ln.no = 1; s != NULL; ln.no++, s = next) {
+    if ((next = strchr(s, '\n')) != NULL) *next++ = '\0';
+    if (*s == '\0' || *s == '#') continue;
+    if (!header) {
+      if (strcmp(s, kg_times_header) != 0)
+        kg_lerror(L, &ln, "the first line that is not a comment must be the "
+                  "header (op, dtype, dtype_out, m, n, k, variant, time_us, sms; tabs)");
+      header = 1;
+      continue;
+    }
+    if (!kg_split(s, &ln)) kg_lerror(L, &ln, "a line has 9 tab-separated fields");
+    kg_times_line(L, &ln, byname, seen, tm);
+  }
+  lua_pop(L, 2);
+}
+
+/* The model row of variant vi (record at v), pushed; nothing when it has too few points. */
+static int kg_model_row(lua_State *L, const kg_times *tm, int vi, int v, kg_sample *scratch) {
+  kg_model m;
+  int i, n = 0;
+  char buf[256];
+  for (i = 0; i < tm->n; i++)
+    if (tm->variant[i] == vi) scratch[n++] = tm->p[i];
+  if (!kg_fit_variant(scratch, n, &m)) return 0;
+  lua_getfield(L, v, "name");
+  snprintf(buf, sizeof buf, "  {%d, %#.5gf, %#.5gf, %#.5gf, %d},  /* %s: rms log error %.3f */\n", vi, m.launch_us,
+           m.us_per_k, m.k_extra, m.points, lua_tostring(L, -1), m.rms_log);
+  lua_pop(L, 1);
+  lua_pushstring(L, buf);
+  return 1;
+}
+
+void kg_times_load(lua_State *L, int variants) {
+  const char *path = kg_ctx_of(L)->o.times;
+  kg_times tm;
+  kg_sample *scratch;
+  lua_Integer i, nv;
+  int models;
+  variants = lua_absindex(L, variants);
+  lua_newtable(L);
+  models = lua_gettop(L);
+  if (path == NULL) return;
+  kg_times_read(L, path, variants, &tm);
+  scratch = lua_newuserdatauv(L, (size_t)(tm.n + 1) * sizeof *scratch, 0);
+  nv = (lua_Integer)lua_rawlen(L, variants);
+  for (i = 1; i <= nv; i++) {
+    lua_rawgeti(L, variants, i);
+    if (kg_model_row(L, &tm, (int)(i - 1), lua_gettop(L), scratch)) {
+      lua_rawseti(L, models, (lua_Integer)lua_rawlen(L, models) + 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, models);
 }

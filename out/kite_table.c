@@ -1420,3 +1420,34 @@ const struct kite_rule kite_rules[] = {
   {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 144, 12.523f},
 };
 const int32_t kite_rules_len = 324;
+
+/* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */
+const struct kite_gemm_model kite_gemm_models[] = {
+  {126, 2.9932f, 0.0097602f, 424.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.146 */
+  {127, 2.7668f, 0.0098587f, 432.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.158 */
+  {128, 3.8315f, 0.0033949f, 192.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.122 */
+  {129, 3.8954f, 0.0040440f, 288.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.175 */
+  {130, 3.8301f, 0.0047457f, 344.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.228 */
+  {131, 3.6623f, 0.0053198f, 416.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1: rms log error 0.181 */
+  {132, 3.9330f, 0.0043712f, 272.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.164 */
+  {133, 4.4853f, 0.0041599f, 176.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.185 */
+  {134, 3.7185f, 0.0051945f, 424.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.160 */
+  {135, 4.2056f, 0.0051416f, 352.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.166 */
+  {136, 3.4238f, 0.0074990f, 392.00f, 135},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.135 */
+  {137, 3.7239f, 0.0066265f, 304.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.191 */
+  {138, 3.9386f, 0.0062225f, 296.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1: rms log error 0.240 */
+  {139, 4.4579f, 0.0033257f, 104.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.137 */
+  {140, 4.6443f, 0.0038632f, 176.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.181 */
+  {141, 4.5405f, 0.0045532f, 248.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.242 */
+  {142, 4.3117f, 0.0051718f, 352.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.188 */
+  {143, 4.6371f, 0.0042044f, 168.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.177 */
+  {144, 4.3496f, 0.0050259f, 360.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.167 */
+  {145, 4.0804f, 0.0064762f, 288.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp: rms log error 0.210 */
+  {146, 5.6962f, 0.0099870f, 64.000f, 135},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.416 */
+  {147, 2.7692f, 0.033051f, 144.00f, 135},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.216 */
+  {148, 1.9278f, 0.014420f, 336.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
+  {149, 2.3989f, 0.018025f, 216.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1: rms log error 0.246 */
+  {150, 2.4964f, 0.014963f, 296.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2: rms log error 0.262 */
+  {151, 2.1294f, 0.016947f, 256.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2: rms log error 0.136 */
+};
+const int32_t kite_gemm_models_len = 26;

@@ -29,11 +29,14 @@ KITE_KERNEL_OBJ := $(patsubst $(KITE_DIR)/out/%.cu,$(KITE_BUILD)/obj/%.o,$(KITE_
 KITE_RUNTIME_OBJ := $(patsubst $(KITE_DIR)/runtime/%.c,$(KITE_BUILD)/obj/runtime/%.o, \
                       $(sort $(wildcard $(KITE_DIR)/runtime/*.c))) $(KITE_BUILD)/obj/kite_table.o
 KITE_HDR := $(wildcard $(KITE_DIR)/runtime/*.h)
+# What a generated kernel includes: a change to the runtime's own headers
+# (the table, the internals) recompiles the runtime, not 500 kernels.
+KITE_KERNEL_HDR := $(KITE_DIR)/runtime/kite.h $(KITE_DIR)/runtime/kite_launch.h
 KITE_LIB_A := $(KITE_BUILD)/libkite.a
 KITE_LIB_SO := $(KITE_BUILD)/libkite.so
 
 # ptxas's resource report (registers, spills) is kept beside each object.
-$(KITE_BUILD)/obj/%.o: $(KITE_DIR)/out/%.cu $(KITE_HDR)
+$(KITE_BUILD)/obj/%.o: $(KITE_DIR)/out/%.cu $(KITE_KERNEL_HDR)
 	@mkdir -p $(dir $@)
 	@echo "NVCC $<"
 	@$(KITE_NVCC) $(KITE_NVCCFLAGS) -c $< -o $@ 2> $@.log || { cat $@.log; exit 1; }

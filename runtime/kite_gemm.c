@@ -153,6 +153,38 @@ const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32
   return best;
 }
 
+/* ---- the measured model (bench/tuned/<gpu>.times.tsv, fitted by kite-gen) ---------------- */
+
+/* What model m predicts for its variant v on M x N x K over sms SMs, in us. */
+static double kite_gemm_model_us(const struct kite_gemm_model *m, const struct kite_variant *v, int64_t M,
+                                 int64_t N, int64_t K, int sms)
+{
+  int64_t tiles;
+  return (double)m->launch_us + (double)kite_gemm_waves(v, M, N, sms, &tiles) * ((double)K + m->k_extra) *
+                                    (double)m->us_per_k;
+}
+
+const struct kite_gemm_model *kite__gemm_model_pick(const struct kite_gemm_model *models, int32_t nmodels,
+                                                    const struct kite_variant *tab, int32_t ntab, kite_dtype ab,
+                                                    kite_dtype c, int64_t M, int64_t N, int64_t K, int32_t align,
+                                                    int sms, double *us)
+{
+  const struct kite_gemm_fit fit = { ab, c, align };
+  const struct kite_gemm_model *best = NULL;
+  double best_us = 0;
+  for (int32_t i = 0; i < nmodels; i++) {
+    const struct kite_gemm_model *m = &models[i];
+    if (m->variant < 0 || m->variant >= ntab || !kite__gemm_fits(&tab[m->variant], &fit)) continue;
+    const double t = kite_gemm_model_us(m, &tab[m->variant], M, N, K, sms);
+    if (!best || t < best_us) {
+      best = m;
+      best_us = t;
+    }
+  }
+  if (us) *us = best_us;
+  return best;
+}
+
 /* ---- entry points ----------------------------------------------------------------------- */
 
 /* How far (log2, in each of M, N and K) a tuned gemm rule reaches from its
@@ -160,7 +192,7 @@ const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32
    nearest point's variant did worse than the heuristic: on 30 held-out
    shapes (H200, session 6, bench/NOTES.md) 1.19x the best variant's time in
    geomean (worst 2.05x) against the heuristic's 1.08x (worst 1.55x). */
-#define KITE_GEMM_RULE_REACH 0.25f
+#define KITE_GEMM_RULE_REACH 0.25f   /* elsewhere the measured model or the heuristic picks */
 
 static int kite_gemm_within(int64_t x, float lx)
 {
@@ -177,14 +209,26 @@ const struct kite_rule *kite__gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, 
   return NULL;
 }
 
+/* How kite_gemm_choose decided. */
+struct kite_gemm_why {
+  const struct kite_rule *rule;           /* a tuned rule reached the problem */
+  const struct kite_gemm_model *model;    /* else the measured model's fastest fit */
+  double model_us;                        /* what it predicted */
+};
+
 /* The variant for a problem, kite__pick's counterpart: the tuned rule that
-   reaches it (*rule gets it), else the heuristic over the table's gemm rows
-   on sms SMs (*rule NULL); NULL if nothing fits. */
+   reaches it, else the fitting variant the measured models predict fastest,
+   else the heuristic over the table's gemm rows on sms SMs (why says which);
+   NULL if nothing fits. */
 static const struct kite_variant *kite_gemm_choose(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
-                                                   int32_t align, int sms, const struct kite_rule **rule)
+                                                   int32_t align, int sms, struct kite_gemm_why *why)
 {
-  *rule = kite__gemm_rule(ab, c, M, N, K, align);
-  if (*rule) return &kite_variants[(*rule)->variant];
+  why->rule = kite__gemm_rule(ab, c, M, N, K, align);
+  why->model = NULL;
+  if (why->rule) return &kite_variants[why->rule->variant];
+  why->model = kite__gemm_model_pick(kite_gemm_models, kite_gemm_models_len, kite_variants, kite_variants_len, ab,
+                                     c, M, N, K, align, sms, &why->model_us);
+  if (why->model) return &kite_variants[why->model->variant];
   int32_t lo, hi;
   kite__op_range("gemm", &lo, &hi);
   return kite__gemm_pick(kite_variants + lo, hi - lo, ab, c, M, N, K, align, sms);
@@ -202,8 +246,8 @@ kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t
   const int32_t align = kite_gemm_align(&a, kite__dtype_size(ab));
   /* Without an SM count the launch fails anyway; NO_KERNEL is reported first. */
   const cudaError_t e = kite__device_sms(&sms);
-  const struct kite_rule *r;
-  const struct kite_variant *v = kite_gemm_choose(ab, c, M, N, K, align, e == cudaSuccess ? sms : 1, &r);
+  struct kite_gemm_why why;
+  const struct kite_variant *v = kite_gemm_choose(ab, c, M, N, K, align, e == cudaSuccess ? sms : 1, &why);
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s x %s -> %s with %d-byte-"
                       "aligned A, B and strides (was out/ filtered?)", kite__dtype_name(ab),
@@ -238,9 +282,23 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   }
   const int have_sms = kite__device_sms(&sms) == cudaSuccess;
   if (!have_sms) sms = KITE_GEMM_DEFAULT_SMS;
-  const struct kite_rule *r;
-  const struct kite_variant *v = kite_gemm_choose(dtype, dtype, M, N, K, 16, sms, &r);
+  struct kite_gemm_why why;
+  const struct kite_variant *v = kite_gemm_choose(dtype, dtype, M, N, K, 16, sms, &why);
+  const struct kite_rule *r = why.rule;
   if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s -> %s", d, d);
+  int64_t tiles;
+  const int64_t waves = kite_gemm_waves(v, M, N, sms, &tiles);
+  if (why.model) {
+    const struct kite_gemm_model *m = why.model;
+    snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (measured model: least predicted time, %.1f us = "
+             "%.2f us + %lld wave%s * (K + %.0f) * %.3g us; tile %dx%d, %lld tile%s on %d SMs%s; fitted to %d "
+             "measured shapes; assumes 16-byte-aligned A, B and strides, C of the same dtype as A and B)", d,
+             (long long)M, (long long)N, (long long)K, v->name, why.model_us, (double)m->launch_us,
+             (long long)waves, waves == 1 ? "" : "s", (double)m->k_extra, (double)m->us_per_k, (int)v->tile_m,
+             (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s", sms, have_sms ? "" : " (assumed: no device)",
+             (int)m->points);
+    return KITE_OK;
+  }
   if (r) {
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (tuned rule: nearest tuned shape %lldx%lldx%lld in "
              "log2 space, where it ran %.1f us, the fastest measured; assumes 16-byte-aligned A, B and strides, "
@@ -248,8 +306,6 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
              v->name, (long long)r->m, (long long)r->n, (long long)r->k, (double)r->time_us);
     return KITE_OK;
   }
-  int64_t tiles;
-  const int64_t waves = kite_gemm_waves(v, M, N, sms, &tiles);
   snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area * (K + cost_k) / "
            "efficiency; tile %dx%d, %lld tile%s, %lld wave%s on %d SMs%s, efficiency %d/1000, cost_k %d; "
            "assumes 16-byte-aligned A, B and strides, C of the same dtype as A and B)", d, (long long)M,

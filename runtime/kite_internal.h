@@ -79,6 +79,13 @@ struct kite_gemm_fit {
   int32_t align;
 };
 int kite__gemm_fits(const struct kite_variant *v, const void *ctx);
+/* The model of models[0..nmodels) whose variant (an index into tab[0..ntab))
+   fits the problem and is predicted fastest on sms SMs (*us gets the
+   prediction); the first on ties; NULL if none. */
+const struct kite_gemm_model *kite__gemm_model_pick(const struct kite_gemm_model *models, int32_t nmodels,
+                                                    const struct kite_variant *tab, int32_t ntab, kite_dtype ab,
+                                                    kite_dtype c, int64_t M, int64_t N, int64_t K, int32_t align,
+                                                    int sms, double *us);
 /* The tuned gemm rule that decides for a problem: the nearest (kite__rule_pick)
    when it lies within reach of the problem in every dimension; NULL if none. */
 const struct kite_rule *kite__gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,

@@ -46,10 +46,22 @@ struct kite_rule {
   float time_us;         /* its measured median                             */
 };
 
+/* A measured cost model of a gemm variant, fitted by kite-gen (gen/kg_fit.c)
+ * to bench/tuned/<gpu>.times.tsv: a launch takes about
+ *     launch_us + waves * (K + k_extra) * us_per_k microseconds,
+ *     waves = ceil(ceil(M / tile_m) * ceil(N / tile_n) / SMs). */
+struct kite_gemm_model {
+  int32_t variant;       /* index into kite_variants                        */
+  float launch_us, us_per_k, k_extra;
+  int32_t points;        /* measured shapes it was fitted to                */
+};
+
 extern const struct kite_variant kite_variants[];
 extern const int32_t kite_variants_len;
 extern const struct kite_rule kite_rules[];
 extern const int32_t kite_rules_len;
+extern const struct kite_gemm_model kite_gemm_models[];
+extern const int32_t kite_gemm_models_len;
 
 #ifdef __cplusplus
 }

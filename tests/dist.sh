@@ -14,8 +14,12 @@ cuobjdump=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")/cuobj
 
 manifest_count() { tail -n +2 "$1" | wc -l; }
 
+# (with make gen's measured inputs: bench/tuned/$KITE_GPU.tsv and .times.tsv, KITE_GPU default h200)
 committed() {
-  "$gen" -q -t templates -o "$tmp/out"
+  local tuned=bench/tuned/${KITE_GPU:-h200} args=()
+  [ -f "$tuned.tsv" ] && args+=(--tuned "$tuned.tsv")
+  [ -f "$tuned.times.tsv" ] && args+=(--times "$tuned.times.tsv")
+  "$gen" -q -t templates -o "$tmp/out" "${args[@]}"
   diff -r out "$tmp/out"
 }
 

@@ -561,7 +561,12 @@ START_TEST(test_no_variants) {
                       "const struct kite_rule kite_rules[] = {\n"
                       "  {0},  /* no tuned rules: the heuristics pick */\n"
                       "};\n"
-                      "const int32_t kite_rules_len = 0;\n");
+                      "const int32_t kite_rules_len = 0;\n\n"
+                      "/* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */\n"
+                      "const struct kite_gemm_model kite_gemm_models[] = {\n"
+                      "  {0},  /* no measured gemm models: the templates' figures */\n"
+                      "};\n"
+                      "const int32_t kite_gemm_models_len = 0;\n");
   free(s);
   run_free(r);
   rm_rf(d);
@@ -796,6 +801,98 @@ START_TEST(test_tuned_errors) {
 }
 END_TEST
 
+/* ---- gemm times (--times) and the fitted model (kg_fit.c) --------------- */
+
+#define XH "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\tsms\n"
+
+/* Exact times of the model launch 2 + waves * (K + 64) * 0.01 come back as
+ * that model; a variant with too few points gets none. */
+START_TEST(test_fit_exact) {
+  static const double ks[6] = {64, 128, 512, 1024, 4096, 300};
+  kg_sample p[6];
+  kg_model m;
+  int i;
+  for (i = 0; i < 6; i++) {
+    p[i].waves = 1 + i % 3;
+    p[i].k = ks[i];
+    p[i].t = 2 + p[i].waves * (ks[i] + 64) * 0.01;
+  }
+  ck_assert_int_eq(kg_fit_variant(p, 6, &m), 1);
+  ck_assert_double_eq_tol(m.launch_us, 2, 1e-9);
+  ck_assert_double_eq_tol(m.us_per_k, 0.01, 1e-12);
+  ck_assert_double_eq(m.k_extra, 64);
+  ck_assert_int_eq(m.points, 6);
+  ck_assert_int_eq(kg_fit_variant(p, KG_FIT_MIN - 1, &m), 0);
+  ck_assert_double_eq(kg_fit_waves(129, 8, 64, 8, 4), 1);   /* 3 tiles on 4 SMs */
+  ck_assert_double_eq(kg_fit_waves(257, 9, 64, 8, 4), 3);   /* 5 x 2 tiles */
+}
+END_TEST
+
+/* A times file through kite-gen: beta_b1's model in the table (index 3),
+ * nothing for beta_b2 (two points). */
+START_TEST(test_times_models) {
+  static const int mnk[6][3] = {{64, 8, 64}, {128, 8, 128}, {512, 64, 512},
+                                {64, 64, 1024}, {1024, 8, 4096}, {256, 16, 300}};
+  char *d = tmpdir(), *s, line[256], body[4096] = "# fake\n" XH;
+  PATH(out, d, "out");
+  PATH(times, d, "h200.times.tsv");
+  run r;
+  int i;
+  for (i = 0; i < 6; i++) {   /* beta_b1: 64 x 8 tiles, 4 SMs */
+    double w = kg_fit_waves(mnk[i][0], mnk[i][1], 64, 8, 4);
+    snprintf(line, sizeof line, "beta\tf32\tbf16\t%d\t%d\t%d\tbeta_b1\t%.6f\t4\n", mnk[i][0], mnk[i][1],
+             mnk[i][2], 2 + w * (mnk[i][2] + 64) * 0.01);
+    strcat(body, line);
+  }
+  strcat(body, "beta\tf32\tbf16\t64\t8\t64\tbeta_b2\t5\t4\nbeta\tf32\tbf16\t64\t8\t128\tbeta_b2\t6\t4\n");
+  spit(times, body);
+  r = run_args("-t", FIX "basic", "-o", out, "--times", times, NULL);
+  ck_assert_msg(r.rc == 0, "%s", r.err);
+  s = slurp(cat(out, "kite_table.c"));
+  ck_assert_msg(strstr(s, "const struct kite_gemm_model kite_gemm_models[] = {\n"
+                          "  {3, 2.0000f, 0.010000f, 64.000f, 6},  /* beta_b1: rms log error 0.000 */\n"
+                          "};\nconst int32_t kite_gemm_models_len = 1;\n") != NULL, "%s", s);
+  free(s);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+#define XL(rest) rest "\t4\n"
+static const char *const times_errors[][2] = {
+  {"op\tdtype\n", ":1: the first line that is not a comment must be the header"},
+  {XH "beta\tf32\tbf16\t1\t2\t3\n", ":2: a line has 9 tab-separated fields"},
+  {XH XL("beta\tf32\tbf16\t1\t2\t0\tbeta_b1\t1"), ":2: k must be an integer >= 1, not '0'"},
+  {XH XL("beta\tf32\tbf16\t1\t2\t3\tbeta_b1\tfailed"),
+   ":2: time_us must be a positive number of microseconds, not 'failed'"},
+  {XH "beta\tf32\tbf16\t1\t2\t3\tbeta_b1\t1\t0\n", ":2: sms must be an integer >= 1, not '0'"},
+  {XH XL("beta\tf32\tbf16\t1\t2\t3\tnope\t1"), ":2: no generated variant is named 'nope'"},
+  {XH XL("beta\tbf16\tbf16\t1\t2\t3\tbeta_b1\t1"), ":2: variant beta_b1 has dtype f32, the line says bf16"},
+  {XH XL("alpha\tbf16\tbf16\t1\t2\t3\talpha_bf16_t128\t1"),
+   ":2: variant alpha_bf16_t128 has no output tile (tile_m, tile_n)"},
+  {XH XL("beta\tf32\tbf16\t1\t2\t3\tbeta_b1\t1") XL("beta\tf32\tbf16\t1\t2\t3\tbeta_b1\t2"),
+   ":3: a second time for beta_b1 1 2 3 (the first is line 2)"},
+};
+
+/* Each bad times file fails with exit 1 and "FILE:LINE: message", writing nothing. */
+START_TEST(test_times_errors) {
+  char *d = tmpdir();
+  PATH(out, d, "out");
+  PATH(times, d, "bad.times.tsv");
+  char want[512];
+  run r;
+  spit(times, times_errors[_i][0]);
+  snprintf(want, sizeof want, "%s%s", times, times_errors[_i][1]);
+  r = run_args("-t", FIX "basic", "-o", out, "--times", times, NULL);
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0,
+                "stderr:\n%s\nwant it to start with:\n%s", r.err, want);
+  ck_assert(!exists(out));
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
 static Suite *gen_suite(void) {
   Suite *s = suite_create("kite-gen");
   TCase *tc = tcase_create("compiler");
@@ -832,6 +929,10 @@ static Suite *gen_suite(void) {
   tcase_add_test(tc, test_tuned_rules);
   tcase_add_loop_test(tc, test_tuned_errors, 0,
                       (int)(sizeof tune_errors / sizeof tune_errors[0]));
+  tcase_add_test(tc, test_fit_exact);
+  tcase_add_test(tc, test_times_models);
+  tcase_add_loop_test(tc, test_times_errors, 0,
+                      (int)(sizeof times_errors / sizeof times_errors[0]));
   suite_add_tcase(s, tc);
   return s;
 }

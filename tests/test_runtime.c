@@ -1260,6 +1260,16 @@ START_TEST(gemm_explain)
                       "explain gemm: \"%s\", want the rule's %s", buf, kite_variants[r->variant].name);
         continue;
       }
+      double us;
+      const struct kite_gemm_model *m = kite__gemm_model_pick(kite_gemm_models, kite_gemm_models_len,
+                                                              kite_variants, kite_variants_len, dts[d], dts[d],
+                                                              sh[0], sh[1], sh[2], 16, 132, &us);
+      if (m) {   /* else the measured models (bench/tuned/<gpu>.times.tsv) */
+        ck_assert_msg(strstr(buf, kite_variants[m->variant].name) && strstr(buf, "measured model") &&
+                      strstr(buf, "wave") && strstr(buf, "132 SMs"), "explain gemm: \"%s\", want the model's %s",
+                      buf, kite_variants[m->variant].name);
+        continue;
+      }
       ck_assert_msg(strstr(buf, want->name) && strstr(buf, "wave") && strstr(buf, "tile") &&
                     strstr(buf, "132 SMs") && strstr(buf, "16-byte"), "explain gemm: \"%s\", want %s", buf,
                     want->name);
@@ -1522,6 +1532,14 @@ START_TEST(committed_rules_are_consistent)
     ck_assert_int_eq(v->dtype_out, r->dtype_out);
     ck_assert(r->n >= 1 && r->m >= 1 && r->k >= 0 && r->time_us > 0.f);
   }
+  for (int32_t i = 0; i < kite_gemm_models_len; i++) {
+    const struct kite_gemm_model *m = &kite_gemm_models[i];
+    ck_assert(m->variant >= 0 && m->variant < kite_variants_len);
+    ck_assert_str_eq(kite_variants[m->variant].op, "gemm");
+    ck_assert(kite_variants[m->variant].tile_m > 0 && kite_variants[m->variant].tile_n > 0);
+    ck_assert(m->launch_us >= 0.f && m->us_per_k > 0.f && m->k_extra >= 0.f && m->points >= 4);
+    if (i > 0) ck_assert_int_gt(m->variant, kite_gemm_models[i - 1].variant);   /* table order, once each */
+  }
   if (kite_rules_len == 0)
     for (int64_t n = 1; n <= 300000; n = n * 3 + 1)
       ck_assert_ptr_eq(kite__pick("softmax", KITE_BF16, n, 16, NULL),
@@ -1546,6 +1564,34 @@ START_TEST(gemm_rule_reach)
     ck_assert_ptr_null(kite__gemm_rule(r->dtype, r->dtype_out, 4096, 4096, 2896, 16));
   }
   if (!seen) printf("gemm_rule_reach: no tuned rule at 4096^3 in this table; nothing to check\n");
+}
+END_TEST
+
+/* The measured gemm models: the fitting variant predicted fastest wins (the
+   big tile when both fill their waves, the small one when the big one's
+   only wave is half empty); other dtypes and alignments never count. */
+START_TEST(gemm_model_pick)
+{
+  static const struct kite_gemm_model models[] = {
+    { 4, 3.0f, 0.0095f, 400.f, 50 },   /* gemm_a: 128x256 tiles */
+    { 5, 4.0f, 0.005f, 300.f, 50 },    /* gemm_b: 128x128 */
+    { 6, 1.0f, 0.001f, 0.f, 50 },      /* gemm_c: bf16 -> f32, cheapest of all */
+  };
+  double us = 0;
+  /* 4096^2: a 4 waves of 512 tiles, 3 + 4 * 4496 * 0.0095 = 173.85; b 8 waves, 4 + 8 * 4396 * 0.005 = 179.84 */
+  const struct kite_gemm_model *m = kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_BF16, 4096,
+                                                          4096, 4096, 16, 132, &us);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_str_eq(rule_tab[m->variant].name, "gemm_a");
+  ck_assert_double_eq_tol(us, 173.848, 1e-3);
+  /* 1024 x 2048: one wave each; a 3 + 4496 * 0.0095 = 45.71, b 4 + 4396 * 0.005 = 25.98 */
+  m = kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_BF16, 1024, 2048, 4096, 16, 132, &us);
+  ck_assert_str_eq(rule_tab[m->variant].name, "gemm_b");
+  ck_assert_double_eq_tol(us, 25.98, 1e-3);
+  m = kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_F32, 1024, 2048, 4096, 16, 132, &us);
+  ck_assert_str_eq(rule_tab[m->variant].name, "gemm_c");
+  ck_assert_ptr_null(kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_BF16, 64, 64, 64, 8, 132, &us));
+  ck_assert_ptr_null(kite__gemm_model_pick(models, 0, rule_tab, NTAB, KITE_BF16, KITE_BF16, 64, 64, 64, 16, 132, &us));
 }
 END_TEST
 
@@ -1586,6 +1632,18 @@ START_TEST(rule_lookup_cost)
   const double gns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (reps / 10);
   printf("kite: gemm heuristic pick (%d gemm variants): %.0f ns per lookup\n", (int)(hi - lo), gns);
   ck_assert_ptr_nonnull(sink);
+  /* kite_gemm's own order: a tuned rule within reach, else the measured models */
+  const struct kite_gemm_model *m = NULL;
+  double us;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < reps / 10; i++)
+    if (!kite__gemm_rule(KITE_BF16, KITE_BF16, 3000 + (i & 255), 5000, 700, 16))
+      m = kite__gemm_model_pick(kite_gemm_models, kite_gemm_models_len, kite_variants, kite_variants_len, KITE_BF16,
+                                KITE_BF16, 3000 + (i & 255), 5000, 700, 16, 132, &us);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const double mns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (reps / 10);
+  printf("kite: gemm rule + model pick (%d rules, %d models): %.0f ns per lookup%s\n", (int)kite_rules_len,
+         (int)kite_gemm_models_len, mns, m ? "" : " (no model picked)");
 }
 END_TEST
 
@@ -1642,6 +1700,7 @@ int main(void)
   tcase_add_test(tc, rule_gemm_buckets);
   tcase_add_test(tc, committed_rules_are_consistent);
   tcase_add_test(tc, gemm_rule_reach);
+  tcase_add_test(tc, gemm_model_pick);
   tcase_add_test(tc, op_range_matches_the_table);
   tcase_add_test(tc, rule_lookup_cost);
   suite_add_tcase(s, tc);

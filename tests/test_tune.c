@@ -45,6 +45,7 @@ static int fake_work(struct tune_run *run, void *ctx)
         if (fake.fault == FAULT_HANG) pause();
       }
       top2_add(&t, VARIANTS[v], 10.0 * (v + 1) + k);
+      times_line(run->out, &key, VARIANTS[v], 10.0 * (v + 1) + k, 132);
     }
     tune_line(run->out, &key, &t, NULL, "dev\t2026-12-03\tabc");
     tune_done(run, k);
@@ -52,21 +53,41 @@ static int fake_work(struct tune_run *run, void *ctx)
   return 0;
 }
 
-/* Runs the fake tune; its tsv in out (size len); returns the supervisor's result. */
-static int run_fake(char *out, size_t len)
+/* A temporary file, open for update. */
+static FILE *temp_file(void)
 {
   char path[] = "/tmp/kite-tune-XXXXXX";
   int fd = mkstemp(path);
   ck_assert_int_ge(fd, 0);
-  FILE *tsv = fdopen(fd, "w+");
-  ck_assert_ptr_nonnull(tsv);
-  int rc = tune_supervise(tsv, fake_work, NULL);
-  rewind(tsv);
-  size_t got = fread(out, 1, len - 1, tsv);
-  out[got] = '\0';
-  fclose(tsv);
   unlink(path);
+  FILE *f = fdopen(fd, "w+");
+  ck_assert_ptr_nonnull(f);
+  return f;
+}
+
+static void read_all(FILE *f, char *out, size_t len)
+{
+  rewind(f);
+  size_t got = fread(out, 1, len - 1, f);
+  out[got] = '\0';
+  fclose(f);
+}
+
+/* Runs the fake tune; its tsv in out, its aux lines in aux (both of size
+   len); returns the supervisor's result. */
+static int run_fake2(char *out, char *aux, size_t len)
+{
+  FILE *tsv = temp_file(), *times = temp_file();
+  int rc = tune_supervise(tsv, times, fake_work, NULL);
+  read_all(tsv, out, len);
+  read_all(times, aux, len);
   return rc;
+}
+
+static int run_fake(char *out, size_t len)
+{
+  char aux[4096];
+  return run_fake2(out, aux, len < sizeof aux ? len : sizeof aux);
 }
 
 static int count_lines(const char *s, const char *needle)
@@ -81,9 +102,11 @@ static int count_lines(const char *s, const char *needle)
 
 START_TEST(clean_run)
 {
-  char out[4096];
+  char out[4096], aux[4096];
   fake.fault = FAULT_NONE;
-  ck_assert_int_eq(run_fake(out, sizeof out), 0);
+  ck_assert_int_eq(run_fake2(out, aux, sizeof out), 0);
+  ck_assert_int_eq(count_lines(aux, "\n"), SHAPES * 3);
+  ck_assert_ptr_nonnull(strstr(aux, "rmsnorm\tbf16\tbf16\t8\t256\t0\tv_c\t32.000\t132\n"));
   ck_assert_str_eq(out, "# fake tune\n" TUNE_HEADER "\n" LINE(64, "v_a", "10.000", "v_b", "20.000")
                         LINE(128, "v_a", "11.000", "v_b", "21.000") LINE(256, "v_a", "12.000", "v_b", "22.000"));
 }
@@ -91,11 +114,15 @@ END_TEST
 
 START_TEST(crashed_variant_is_failed_and_the_run_goes_on)
 {
-  char out[4096];
+  char out[4096], aux[4096];
   fake.fault = FAULT_CRASH;
   fake.at = 1;
   fake.bad = "v_a";
-  ck_assert_int_eq(run_fake(out, sizeof out), 0);
+  ck_assert_int_eq(run_fake2(out, aux, sizeof out), 0);
+  /* the aux lines of the lost child's shape 1 are dropped, the new child's kept */
+  ck_assert_int_eq(count_lines(aux, "\n"), 3 + 2 + 3);
+  ck_assert_int_eq(count_lines(aux, "\t128\t0\tv_a\t"), 0);
+  ck_assert_ptr_nonnull(strstr(aux, "rmsnorm\tbf16\tbf16\t8\t128\t0\tv_b\t21.000\t132\n"));
   ck_assert_str_eq(out, "# fake tune\n" TUNE_HEADER "\n" LINE(64, "v_a", "10.000", "v_b", "20.000")
                         LINE(128, "v_a", "failed", "-", "-") LINE(128, "v_b", "21.000", "v_c", "31.000")
                         LINE(256, "v_a", "12.000", "v_b", "22.000"));

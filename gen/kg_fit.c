@@ -1,0 +1,62 @@
+/* kg_fit.c - the measured gemm cost model, fitted to one variant's times:
+ *
+ *     t = launch_us + waves * (K + k_extra) * us_per_k
+ *     waves = ceil(ceil(M / tile_m) * ceil(N / tile_n) / sms)
+ *
+ * A launch costs launch_us; then each wave of output tiles runs the k-loop
+ * (K) and what the tile does outside it (k_extra, in units of K).  k_extra
+ * is searched on a grid (KG_FIT_K_STEP up to KG_FIT_K_MAX); for each value
+ * launch_us and us_per_k come from least squares in relative error (weights
+ * 1/t^2), launch_us held at 0 where it would be negative; the k_extra whose
+ * fit has the least squared log error wins.  The arithmetic is in a fixed
+ * order, so the same file gives the same bytes. */
+#include <math.h>
+#include "kg.h"
+
+#define KG_FIT_K_STEP 8
+#define KG_FIT_K_MAX 2048
+
+double kg_fit_waves(long long m, long long n, long long tile_m, long long tile_n, long long sms) {
+  long long tiles = ((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n);
+  return (double)((tiles + sms - 1) / sms);
+}
+
+/* launch and per-K cost for one k_extra; returns the squared log error. */
+static double kg_fit_at(const kg_sample *p, int n, double kx, double *a, double *b) {
+  double sw = 0, sx = 0, sxx = 0, st = 0, sxt = 0, err = 0, det;
+  int i;
+  for (i = 0; i < n; i++) {
+    double x = p[i].waves * (p[i].k + kx), w = 1.0 / (p[i].t * p[i].t);
+    sw += w; sx += w * x; sxx += w * x * x; st += w * p[i].t; sxt += w * x * p[i].t;
+  }
+  det = sw * sxx - sx * sx;
+  *a = det > 0 ? (sxx * st - sx * sxt) / det : 0;
+  *b = det > 0 ? (sw * sxt - sx * st) / det : 0;
+  if (*a < 0 || *b <= 0) {
+    *a = 0;
+    *b = sxt / sxx;
+  }
+  for (i = 0; i < n; i++) {
+    double e = log((*a + *b * p[i].waves * (p[i].k + kx)) / p[i].t);
+    err += e * e;
+  }
+  return err;
+}
+
+int kg_fit_variant(const kg_sample *p, int n, kg_model *m) {
+  int kx;
+  double best = -1;
+  if (n < KG_FIT_MIN) return 0;
+  for (kx = 0; kx <= KG_FIT_K_MAX; kx += KG_FIT_K_STEP) {
+    double a, b, err = kg_fit_at(p, n, kx, &a, &b);
+    if (b > 0 && (best < 0 || err < best)) {
+      best = err;
+      m->launch_us = a;
+      m->us_per_k = b;
+      m->k_extra = kx;
+    }
+  }
+  m->points = n;
+  m->rms_log = best >= 0 ? sqrt(best / n) : 0;
+  return best >= 0;
+}
