@@ -86,7 +86,7 @@ bench: all
 tune: all
 	@$(MAKE) --no-print-directory build/kite-bench
 	@mkdir -p $(dir $(KITE_TUNED))
-	build/kite-bench --tune $(KITE_TUNED)
+	build/kite-bench --tune $(KITE_TUNED) --times $(KITE_TIMES)
 	build/kite-bench gemm --tune $(KITE_TUNED) --times $(KITE_TIMES)
 	@$(MAKE) --no-print-directory gen
 	@$(MAKE) --no-print-directory build

@@ -146,7 +146,7 @@ static void usage(FILE *f)
     "                      4096, 16384, then the suite) with warm-up 2 and 5 rounds, and append\n"
     "                      the fastest two checked variants per shape to FILE (bench/tuned/<gpu>.tsv\n"
     "                      lines; `kite-bench --tune` writes its header and the row ops first)\n"
-    "  --times FILE        with --tune: every checked variant's time at each shape to FILE\n"
+    "  --times FILE        with --tune: every checked variant's time at each shape, appended to FILE\n"
     "                      (bench/tuned/<gpu>.times.tsv: make gen fits the gemm cost model to it)\n"
     "suite: 8192^3 4096^3 2048^3 16384x4096x4096 16384x14336x4096 16384x4096x14336\n"
     "       4096x128256x4096 8192x8192x1024 128x4096x4096 64x14336x4096 16x4096x4096\n"
@@ -1137,12 +1137,13 @@ int cmd_gemm(int argc, char **argv)
   if (b.o.overhead) return overhead_run(&b);
   if (!b.o.tune) return gemm_run(NULL, &b);
   /* --tune: appended to the row ops' file, in children that may fault (tune_supervise) */
-  FILE *tsv = fopen(b.o.tune, "a"), *times = b.o.times ? fopen(b.o.times, "w") : NULL;
+  FILE *tsv = fopen(b.o.tune, "a"), *times = b.o.times ? fopen(b.o.times, "a") : NULL;
   if (!tsv) die("cannot append to %s: %s", b.o.tune, strerror(errno));
-  if (b.o.times && !times) die("cannot write %s: %s", b.o.times, strerror(errno));
-  if (times)
-    fprintf(times, "# kite-bench gemm --tune: every checked variant's median at each shape (warm-up %d, %d rounds)\n"
-                   "%s\n", b.o.warmup, b.o.reps, TIMES_HEADER);
+  if (b.o.times && !times) die("cannot append to %s: %s", b.o.times, strerror(errno));
+  if (times && (fseek(times, 0, SEEK_END) != 0 || ftell(times) == 0))
+    fprintf(times, "%s\n", TIMES_HEADER);   /* a new file (the row ops' tune writes it first otherwise) */
+  if (times) fprintf(times, "# kite-bench gemm --tune: every checked variant's median (warm-up %d, %d rounds)\n",
+                     b.o.warmup, b.o.reps);
   int rc = tune_supervise(tsv, times, gemm_run, &b);
   if (fclose(tsv) != 0) die("writing %s failed", b.o.tune);
   if (times && fclose(times) != 0) die("writing %s failed", b.o.times);

@@ -79,6 +79,8 @@ static void usage(FILE *f)
     "  --tune FILE            time every variant of every op and dtype at N = 64 ... 262144 (powers\n"
     "                         of two, and 1.5 * 2^k from 1536 on; M*N = 2^26) and write the\n"
     "                         fastest two per shape\n"
+    "  --times FILE           with --tune: every variant's time at each shape to FILE (with a\n"
+    "                         header; `kite-bench gemm --tune --times` appends the gemm ones)\n"
     "                         to FILE (bench/tuned/<gpu>.tsv, read by make gen)\n"
     "  --check-dispatch       30 random N per op (bf16): the dispatched variant's time over\n"
     "                         the best variant's, measured in the same run\n",
@@ -568,6 +570,7 @@ static void time_every_variant(struct bench *b, const struct shape *s, struct to
       continue;
     }
     top2_add(r, v.name, t.median_us);
+    if (run) times_line(run->out, &key, v.name, t.median_us, b->dev.sms);
   }
   if (run) tune_line(run->out, &key, r, NULL, tail);
 }
@@ -641,12 +644,15 @@ static int row_tune_work(struct tune_run *run, void *ctx)
    FILE (kg_tune.c's format), with a line per failed variant.  The timing runs
    in child processes (tune_supervise): a variant that faults or hangs is
    recorded as failed and the tune goes on. */
-static int cmd_tune(const struct opts *o, const char *path)
+static int cmd_tune(const struct opts *o, const char *path, const char *times_path)
 {
-  FILE *tsv = fopen(path, "w");
+  FILE *tsv = fopen(path, "w"), *times = times_path ? fopen(times_path, "w") : NULL;
   if (!tsv) die("cannot write %s: %s", path, strerror(errno));
-  int rc = tune_supervise(tsv, NULL, row_tune_work, (void *)o);
+  if (times_path && !times) die("cannot write %s: %s", times_path, strerror(errno));
+  if (times) fprintf(times, "%s\n", TIMES_HEADER);
+  int rc = tune_supervise(tsv, times, row_tune_work, (void *)o);
   if (fclose(tsv) != 0) die("writing %s failed", path);
+  if (times && fclose(times) != 0) die("writing %s failed", times_path);
   if (rc < 0) die("tune: stopped early; %s holds the shapes measured so far", path);
   printf("tune: wrote %s (%s)\n", path, rc ? "with failed variants" : "every variant measured");
   return 0;
@@ -709,7 +715,7 @@ int main(int argc, char **argv)
   o.elems = (int64_t)1 << 28;
   o.warmup = -1;
   o.reps = -1;
-  const char *tune = NULL;
+  const char *tune = NULL, *times = NULL;
   int check = 0;
 
   for (int i = 1; i < argc; i++) {
@@ -750,6 +756,8 @@ int main(int argc, char **argv)
       o.csv = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--tune") == 0) {
       tune = need_arg(argc, argv, &i);
+    } else if (strcmp(a, "--times") == 0) {
+      times = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--check-dispatch") == 0) {
       check = 1;
     } else {
@@ -760,7 +768,7 @@ int main(int argc, char **argv)
   }
   if (o.warmup < 0) o.warmup = o.quick ? 2 : 5;
   if (o.reps < 0) o.reps = o.quick ? 10 : 50;
-  if (tune) return cmd_tune(&o, tune);
+  if (tune) return cmd_tune(&o, tune, times);
   if (check) return cmd_check_dispatch(&o);
   return cmd_rows(&o);
 }

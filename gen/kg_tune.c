@@ -1,8 +1,9 @@
 /* kg_tune.c - the tuned rules: bench/tuned/<gpu>.tsv (written by
  * `kite-bench --tune`) read, checked against the generated variants, and
  * turned into the rules kite_table.c carries; and bench/tuned/<gpu>.times.tsv
- * (every checked gemm variant's time at each tuned shape, `kite-bench gemm
- * --tune --times`) turned into the gemm cost models (kg_fit.c).
+ * (every variant's time at each tuned shape, `kite-bench [gemm] --tune
+ * --times`) turned into the cost models of the variants with output tiles
+ * (gemm; kg_fit.c); the other lines are checked and kept for the record.
  *
  * The file: lines starting with '#' and empty lines are skipped; the first
  * other line is the header kg_tune_header; then one line per measured shape,
@@ -231,7 +232,7 @@ static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_ti
     kg_lerror(L, ln, "dtype and dtype_out must be bf16, f16, f32 or e4m3");
   m = kg_lint(L, ln, 3, 1);
   n = kg_lint(L, ln, 4, 1);
-  k = kg_lint(L, ln, 5, 1);
+  k = kg_lint(L, ln, 5, 0);
   t = kg_ltime(L, ln, 7, 0);
   sms = kg_lint(L, ln, 8, 1);
   v = (lua_getfield(L, byname, ln->f[6]), lua_gettop(L));
@@ -242,15 +243,18 @@ static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_ti
   kg_match(L, ln, v, 6);
   tile_m = (lua_getfield(L, v, "tile_m"), lua_tointeger(L, -1));
   tile_n = (lua_getfield(L, v, "tile_n"), lua_tointeger(L, -1));
-  if (tile_m < 1 || tile_n < 1)
-    luaL_error(L, "%s:%d: variant %s has no output tile (tile_m, tile_n): the model counts waves of tiles",
-               ln->path, ln->no, ln->f[6]);
   lua_pushfstring(L, "%s %s %s %s", ln->f[6], ln->f[3], ln->f[4], ln->f[5]);
   if (lua_getfield(L, seen, lua_tostring(L, -1)) != LUA_TNIL)
     luaL_error(L, "%s:%d: a second time for %s (the first is line %d)", ln->path, ln->no,
                lua_tostring(L, -2), (int)lua_tointeger(L, -1));
   lua_pushinteger(L, ln->no);
   lua_setfield(L, seen, lua_tostring(L, -3));
+  if (tile_m > 0 && tile_n > 0 && k < 1)
+    luaL_error(L, "%s:%d: k must be >= 1 for %s (a variant with output tiles)", ln->path, ln->no, ln->f[6]);
+  if (tile_m < 1 || tile_n < 1) {   /* a row op's time: kept for the record, no model counts its waves */
+    lua_settop(L, v - 1);
+    return;
+  }
   lua_getfield(L, v, "index");
   tm->variant[tm->n] = (int)lua_tointeger(L, -1);
   tm->p[tm->n].waves = kg_fit_waves(m, n, tile_m, tile_n, sms);

@@ -829,7 +829,7 @@ START_TEST(test_fit_exact) {
 END_TEST
 
 /* A times file through kite-gen: beta_b1's model in the table (index 3),
- * nothing for beta_b2 (two points). */
+ * nothing for beta_b2 (two points) or alpha (a row op: no output tiles). */
 START_TEST(test_times_models) {
   static const int mnk[6][3] = {{64, 8, 64}, {128, 8, 128}, {512, 64, 512},
                                 {64, 64, 1024}, {1024, 8, 4096}, {256, 16, 300}};
@@ -845,6 +845,10 @@ START_TEST(test_times_models) {
     strcat(body, line);
   }
   strcat(body, "beta\tf32\tbf16\t64\t8\t64\tbeta_b2\t5\t4\nbeta\tf32\tbf16\t64\t8\t128\tbeta_b2\t6\t4\n");
+  for (i = 0; i < 6; i++) {   /* a row op's times: checked, kept, no model */
+    snprintf(line, sizeof line, "alpha\tbf16\tbf16\t%d\t%d\t0\talpha_bf16_t128\t%d\t4\n", 1 << i, 64 << i, 1 + i);
+    strcat(body, line);
+  }
   spit(times, body);
   r = run_args("-t", FIX "basic", "-o", out, "--times", times, NULL);
   ck_assert_msg(r.rc == 0, "%s", r.err);
@@ -862,14 +866,13 @@ END_TEST
 static const char *const times_errors[][2] = {
   {"op\tdtype\n", ":1: the first line that is not a comment must be the header"},
   {XH "beta\tf32\tbf16\t1\t2\t3\n", ":2: a line has 9 tab-separated fields"},
-  {XH XL("beta\tf32\tbf16\t1\t2\t0\tbeta_b1\t1"), ":2: k must be an integer >= 1, not '0'"},
+  {XH XL("beta\tf32\tbf16\t1\t2\t-1\tbeta_b1\t1"), ":2: k must be an integer >= 0, not '-1'"},
+  {XH XL("beta\tf32\tbf16\t1\t2\t0\tbeta_b1\t1"), ":2: k must be >= 1 for beta_b1 (a variant with output tiles)"},
   {XH XL("beta\tf32\tbf16\t1\t2\t3\tbeta_b1\tfailed"),
    ":2: time_us must be a positive number of microseconds, not 'failed'"},
   {XH "beta\tf32\tbf16\t1\t2\t3\tbeta_b1\t1\t0\n", ":2: sms must be an integer >= 1, not '0'"},
   {XH XL("beta\tf32\tbf16\t1\t2\t3\tnope\t1"), ":2: no generated variant is named 'nope'"},
   {XH XL("beta\tbf16\tbf16\t1\t2\t3\tbeta_b1\t1"), ":2: variant beta_b1 has dtype f32, the line says bf16"},
-  {XH XL("alpha\tbf16\tbf16\t1\t2\t3\talpha_bf16_t128\t1"),
-   ":2: variant alpha_bf16_t128 has no output tile (tile_m, tile_n)"},
   {XH XL("beta\tf32\tbf16\t1\t2\t3\tbeta_b1\t1") XL("beta\tf32\tbf16\t1\t2\t3\tbeta_b1\t2"),
    ":3: a second time for beta_b1 1 2 3 (the first is line 2)"},
 };
