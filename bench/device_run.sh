@@ -25,6 +25,9 @@
 #                                            held-out checks, torch.compile
 #   bash bench/device_run.sh retune6         the row tune again (the committed gemm lines kept),
 #                                            the table, its row rules tested, the held-out checks
+#   bash bench/device_run.sh tuneall         make tune: both files come back in $OUT (commit, make gen)
+#   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
+#                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
 # hung kernel costs minutes, not the call.
@@ -325,6 +328,35 @@ retune6() {
   echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
 }
 
+# Next session, first call: the whole tune (rows and gemm, with every
+# variant's time: bench/tuned/h200.tsv and h200.times.tsv come back in $OUT;
+# commit them, make gen, then the "checktable" stage).
+tuneall() {
+  local t0=$(date +%s)
+  timeout $(( 585 - ($(date +%s) - T0) )) make tune KITE_GPU=h200 >"$OUT/tune.log" 2>&1
+  echo "make tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "tune:" "$OUT/tune.log" | tail -4
+  cp bench/tuned/h200.tsv bench/tuned/h200.times.tsv "$OUT/"
+  echo "tsv: $(grep -cv '^#' bench/tuned/h200.tsv) lines, $(grep -c failed bench/tuned/h200.tsv) failed;" \
+       "times: $(grep -cv '^#' bench/tuned/h200.times.tsv) lines"
+}
+
+# Second call, on the committed table: its rules and models tested, the
+# held-out checks, kite_gemm's overhead, torch.compile.
+checktable() {
+  left() { echo $(( 580 - ($(date +%s) - T0) )); }
+  CK_RUN_CASE=tuned timeout 150 build/test_gpu >"$OUT/tuned_rows.log" 2>&1 &
+  CK_RUN_CASE=tuned timeout 250 build/test_gemm >"$OUT/tuned_gemm.log" 2>&1 &
+  wait
+  for f in tuned_rows tuned_gemm; do echo "$f: $(grep -E '^[0-9]+%: Checks' "$OUT/$f.log")"; grep -E ":[EF]:" "$OUT/$f.log" | cut -c1-250 | head -4; done
+  timeout 40 build/kite-bench gemm --overhead >"$OUT/overhead.txt" 2>&1; echo "overhead rc=$?"; cat "$OUT/overhead.txt"
+  timeout 60 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
+  echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
+  timeout 100 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
+  PYTHONUNBUFFERED=1 timeout $(left) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -20 "$OUT/vs_torch.txt"
+}
+
 # Session 5: every bf16 row variant up to 16384, quickly, for ranking.
 rowsquick() {
   timeout 300 build/kite-bench --quick --variants --n 1024,2048,4096,8192,16384 >"$OUT/variants.txt" 2>&1
@@ -352,6 +384,8 @@ case $stage in
   tune6) tune6 ;;
   check6) check6 ;;
   retune6) retune6 ;;
+  tuneall) tuneall ;;
+  checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac
