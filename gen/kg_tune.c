@@ -143,6 +143,8 @@ static void kg_tune_line(lua_State *L, kg_line *ln, int byname, int seen,
   lua_createtable(L, 0, 8);
   lua_getfield(L, v, "index");
   lua_setfield(L, -2, "variant");
+  lua_pushstring(L, ln->f[0]);
+  lua_setfield(L, -2, "op");
   lua_pushfstring(L, "{\"%s\", %s, %s, %s, %s, %s, ", ln->f[0],
                   kg_dtype_enum(ln->f[1]), kg_dtype_enum(ln->f[2]), ln->f[3],
                   ln->f[4], ln->f[5]);
@@ -158,6 +160,38 @@ static void kg_tune_line(lua_State *L, kg_line *ln, int byname, int seen,
     lua_setfield(L, -2, "time");
   }
   kg_append(L, rules);
+  lua_pop(L, 1);
+}
+
+/* The rules at index rules regrouped, pushed: op by op in the order each op
+ * first appears, each op's rules in file order (the runtime indexes each
+ * op's run of rules, as it does its variants). */
+static void kg_group_by_op(lua_State *L, int rules) {
+  lua_Integer i, j, n = (lua_Integer)lua_rawlen(L, rules);
+  int out, done;
+  lua_createtable(L, (int)n, 0);
+  out = lua_gettop(L);
+  lua_newtable(L);
+  done = lua_gettop(L);
+  for (i = 1; i <= n; i++) {
+    lua_rawgeti(L, rules, i);
+    lua_getfield(L, -1, "op");
+    if (lua_getfield(L, done, lua_tostring(L, -1)) == LUA_TNIL) {
+      lua_pushboolean(L, 1);
+      lua_setfield(L, done, lua_tostring(L, -3));
+      for (j = i; j <= n; j++) {
+        lua_rawgeti(L, rules, j);
+        lua_getfield(L, -1, "op");
+        if (strcmp(lua_tostring(L, -1), lua_tostring(L, -4)) == 0) {
+          lua_pop(L, 1);
+          lua_rawseti(L, out, (lua_Integer)lua_rawlen(L, out) + 1);
+        } else {
+          lua_pop(L, 2);
+        }
+      }
+    }
+    lua_pop(L, 3);
+  }
   lua_pop(L, 1);
 }
 
@@ -210,6 +244,8 @@ void kg_tune_load(lua_State *L, int variants) {
       kg_lerror(L, &ln, "a line has 13 tab-separated fields");
     kg_tune_line(L, &ln, byname, seen, rules);
   }
+  kg_group_by_op(L, rules);
+  lua_replace(L, rules);
   lua_settop(L, rules);
 }
 

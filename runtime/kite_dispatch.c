@@ -47,43 +47,63 @@ int kite__misaligned(const void *p, int bytes)
 }
 
 /* The table's variants of each op lie in one run (kite-gen writes them op by
-   op): found once, so a pick scans its op's rows, not the whole table.  Up to
-   KITE_MAX_OPS runs are indexed; past that, or for an op whose variants are not
+   op), and so do its rules (kite-gen sorts them by op): each run is found
+   once, so a pick scans its op's rows, not the whole table.  Up to
+   KITE_MAX_OPS runs are indexed; past that, or for an op whose rows are not
    contiguous, the lookup falls back to the whole table. */
 #define KITE_MAX_OPS 64
-static struct { const char *op; int32_t lo, hi; } kite_ops[KITE_MAX_OPS];
-static int kite_nops = -1;   /* -1: the index is unusable, scan everything */
-static pthread_once_t kite_ops_once = PTHREAD_ONCE_INIT;
+struct kite_runs {
+  struct { const char *op; int32_t lo, hi; } run[KITE_MAX_OPS];
+  int n;   /* -1: the index is unusable, scan everything */
+};
+static struct kite_runs kite_variant_runs = { .n = -1 }, kite_rule_runs = { .n = -1 };
+static pthread_once_t kite_variant_once = PTHREAD_ONCE_INIT, kite_rule_once = PTHREAD_ONCE_INIT;
 
-static void kite_index_ops(void)
+static void kite_index_runs(struct kite_runs *r, const char *(*op_at)(int32_t), int32_t len)
 {
   int n = 0;
-  for (int32_t i = 0; i < kite_variants_len; i++) {
-    const char *op = kite_variants[i].op;
-    if (n > 0 && strcmp(kite_ops[n - 1].op, op) == 0) { kite_ops[n - 1].hi = i + 1; continue; }
+  for (int32_t i = 0; i < len; i++) {
+    const char *op = op_at(i);
+    if (n > 0 && strcmp(r->run[n - 1].op, op) == 0) { r->run[n - 1].hi = i + 1; continue; }
     for (int k = 0; k < n; k++)
-      if (strcmp(kite_ops[k].op, op) == 0) return;   /* not contiguous */
+      if (strcmp(r->run[k].op, op) == 0) return;   /* not contiguous */
     if (n == KITE_MAX_OPS) return;
-    kite_ops[n].op = op;
-    kite_ops[n].lo = i;
-    kite_ops[n].hi = i + 1;
+    r->run[n].op = op;
+    r->run[n].lo = i;
+    r->run[n].hi = i + 1;
     n++;
   }
-  kite_nops = n;
+  r->n = n;
+}
+
+static const char *kite_variant_op(int32_t i) { return kite_variants[i].op; }
+static const char *kite_rule_op(int32_t i) { return kite_rules[i].op; }
+static void kite_index_variants(void) { kite_index_runs(&kite_variant_runs, kite_variant_op, kite_variants_len); }
+static void kite_index_rules(void) { kite_index_runs(&kite_rule_runs, kite_rule_op, kite_rules_len); }
+
+static void kite_run_of(const struct kite_runs *r, int32_t len, const char *op, int32_t *lo, int32_t *hi)
+{
+  *lo = 0;
+  *hi = len;
+  for (int k = 0; k < r->n; k++)
+    if (strcmp(r->run[k].op, op) == 0) {
+      *lo = r->run[k].lo;
+      *hi = r->run[k].hi;
+      return;
+    }
+  if (r->n >= 0) *hi = 0;   /* indexed, and no row of op */
 }
 
 void kite__op_range(const char *op, int32_t *lo, int32_t *hi)
 {
-  pthread_once(&kite_ops_once, kite_index_ops);
-  *lo = 0;
-  *hi = kite_variants_len;
-  for (int k = 0; k < kite_nops; k++)
-    if (strcmp(kite_ops[k].op, op) == 0) {
-      *lo = kite_ops[k].lo;
-      *hi = kite_ops[k].hi;
-      return;
-    }
-  if (kite_nops >= 0) *hi = 0;   /* indexed, and no variant of op */
+  pthread_once(&kite_variant_once, kite_index_variants);
+  kite_run_of(&kite_variant_runs, kite_variants_len, op, lo, hi);
+}
+
+void kite__rule_range(const char *op, int32_t *lo, int32_t *hi)
+{
+  pthread_once(&kite_rule_once, kite_index_rules);
+  kite_run_of(&kite_rule_runs, kite_rules_len, op, lo, hi);
 }
 
 /* Better of two fitting variants: lower rank, then the tighter N range. */
@@ -144,7 +164,9 @@ const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t 
                                       const struct kite_rule **rule)
 {
   const struct kite_row_fit fit = { dtype, n, align };
-  const struct kite_rule *r = kite__rule_pick(kite_rules, kite_rules_len, kite_variants, kite_variants_len, op,
+  int32_t rlo, rhi;
+  kite__rule_range(op, &rlo, &rhi);
+  const struct kite_rule *r = kite__rule_pick(kite_rules + rlo, rhi - rlo, kite_variants, kite_variants_len, op,
                                               dtype, dtype, 0, n, 0, kite__row_fits, &fit);
   if (rule) *rule = r;
   if (r) return &kite_variants[r->variant];

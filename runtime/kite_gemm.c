@@ -203,7 +203,9 @@ const struct kite_rule *kite__gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, 
                                         int32_t align)
 {
   const struct kite_gemm_fit fit = { ab, c, align };
-  const struct kite_rule *r = kite__rule_pick(kite_rules, kite_rules_len, kite_variants, kite_variants_len, "gemm",
+  int32_t lo, hi;
+  kite__rule_range("gemm", &lo, &hi);
+  const struct kite_rule *r = kite__rule_pick(kite_rules + lo, hi - lo, kite_variants, kite_variants_len, "gemm",
                                               ab, c, M, N, K, kite__gemm_fits, &fit);
   if (r && kite_gemm_within(M, r->lm) && kite_gemm_within(N, r->ln) && kite_gemm_within(K, r->lk)) return r;
   return NULL;

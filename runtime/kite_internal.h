@@ -32,6 +32,8 @@ const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t 
 /* [*lo, *hi): the rows of kite_variants holding op's variants (empty if it
    has none); the whole table if the index could not be built. */
 void kite__op_range(const char *op, int32_t *lo, int32_t *hi);
+/* The same for kite_rules: [*lo, *hi) holds op's tuned rules. */
+void kite__rule_range(const char *op, int32_t *lo, int32_t *hi);
 /* The heuristic alone over tab[0..ntab). */
 const struct kite_variant *kite__row_heuristic(const struct kite_variant *tab, int32_t ntab, const char *op,
                                                kite_dtype dtype, int64_t n, int32_t align);

@@ -1595,7 +1595,7 @@ START_TEST(gemm_model_pick)
 }
 END_TEST
 
-/* The op index covers exactly each op's variants. */
+/* The op indexes cover exactly each op's variants and rules. */
 START_TEST(op_range_matches_the_table)
 {
   const char *ops[] = { "rmsnorm", "softmax", "cross_entropy", "gemm", "no_such_op" };
@@ -1605,6 +1605,11 @@ START_TEST(op_range_matches_the_table)
     for (int32_t i = 0; i < kite_variants_len; i++) n += strcmp(kite_variants[i].op, ops[k]) == 0;
     ck_assert_int_eq(hi > lo ? hi - lo : 0, n);
     for (int32_t i = lo; i < hi; i++) ck_assert_str_eq(kite_variants[i].op, ops[k]);
+    kite__rule_range(ops[k], &lo, &hi);
+    n = 0;
+    for (int32_t i = 0; i < kite_rules_len; i++) n += strcmp(kite_rules[i].op, ops[k]) == 0;
+    ck_assert_int_eq(hi > lo ? hi - lo : 0, n);
+    for (int32_t i = lo; i < hi; i++) ck_assert_str_eq(kite_rules[i].op, ops[k]);
   }
 }
 END_TEST
