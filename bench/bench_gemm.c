@@ -215,6 +215,11 @@ static void parse_args(struct gemm_opts *o, int argc, char **argv)
       exit(2);
     }
   }
+  if (o->times && !o->tune) {
+    fprintf(stderr, "kite-bench gemm: --times goes with --tune\n\n");
+    usage(stderr);
+    exit(2);
+  }
   if (o->tune && o->nshapes == 0) {   /* the coarse log2 grid, then the suite's shapes */
     static const int64_t grid[] = { 64, 256, 1024, 4096, 16384 };
     for (int i = 0; i < 5; i++)

@@ -768,6 +768,11 @@ int main(int argc, char **argv)
   }
   if (o.warmup < 0) o.warmup = o.quick ? 2 : 5;
   if (o.reps < 0) o.reps = o.quick ? 10 : 50;
+  if (times && !tune) {
+    fprintf(stderr, "kite-bench: --times goes with --tune\n\n");
+    usage(stderr);
+    return 2;
+  }
   if (tune) return cmd_tune(&o, tune, times);
   if (check) return cmd_check_dispatch(&o);
   return cmd_rows(&o);
