@@ -122,6 +122,9 @@ final() {
   echo "kite-bench --variants rc=$? ($(left) s left)"; grep -vE "^(rmsnorm|softmax|cross_entropy) " "$OUT/variants.txt" | tail -3
   PYTHONUNBUFFERED=1 timeout $(left) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
   echo "vs_torch rc=$? ($(left) s left)"; tail -20 "$OUT/vs_torch.txt"
+  # issue 2's last miss (rmsnorm N = 16384): do the row's loads wait for w's store to shared memory?
+  cuobjdump --dump-sass build/obj/rmsnorm/rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1.o 2>/dev/null \
+    | grep -nE "LDG|STS|LDS|BAR|SHFL" >"$OUT/rmsnorm16k_sass.txt"; head -24 "$OUT/rmsnorm16k_sass.txt"
 }
 
 gpu() {
