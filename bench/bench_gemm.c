@@ -241,7 +241,7 @@ static void parse_args(struct gemm_opts *o, int argc, char **argv)
     while (o->nshapes < CHECK_SHAPES) {
       int64_t d[3];
       for (int k = 0; k < 3; k++)
-        d[k] = ((int64_t)exp2(6.0 + 8.0 * (double)(xorshift(&seed) >> 11) / 9007199254740992.0) + 7) / 8 * 8;
+        d[k] = ((int64_t)log_uniform(&seed, 6.0, 14.0) + 7) / 8 * 8;
       if ((d[0] & (d[0] - 1)) == 0 && (d[1] & (d[1] - 1)) == 0 && (d[2] & (d[2] - 1)) == 0) continue;
       o->shapes[o->nshapes++] = (struct gemm_shape){ d[0], d[1], d[2], 0 };
     }

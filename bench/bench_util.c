@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L   /* popen */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +119,11 @@ uint64_t xorshift(uint64_t *s)
   x ^= x >> 27;
   *s = x;
   return x * 0x2545F4914F6CDD1DULL;
+}
+
+double log_uniform(uint64_t *s, double lo, double hi)
+{
+  return exp2(lo + (hi - lo) * (double)(xorshift(s) >> 11) / 9007199254740992.0);   /* 53 bits / 2^53 */
 }
 
 static uint16_t f32_to_bf16(float f)
@@ -257,11 +263,17 @@ void top2_add(struct top2 *t, const char *name, double us)
   t->n++;
 }
 
+/* key's fields, the first six of both files' lines, each followed by a tab. */
+static void key_fields(FILE *f, const struct tune_key *key)
+{
+  fprintf(f, "%s\t%s\t%s\t%lld\t%lld\t%lld\t", key->op, dtype_name(key->ab), dtype_name(key->c), (long long)key->m,
+          (long long)key->n, (long long)key->k);
+}
+
 void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const char *failed, const char *tail)
 {
   if (!failed && t->n == 0) return;
-  fprintf(f, "%s\t%s\t%s\t%lld\t%lld\t%lld\t", key->op, dtype_name(key->ab), dtype_name(key->c), (long long)key->m,
-          (long long)key->n, (long long)key->k);
+  key_fields(f, key);
   if (failed) fprintf(f, "%s\tfailed\t-\t-\t%s\n", failed, tail);
   else if (t->n == 1) fprintf(f, "%s\t%.3f\t-\t-\t%s\n", t->name[0], t->us[0], tail);
   else fprintf(f, "%s\t%.3f\t%s\t%.3f\t%s\n", t->name[0], t->us[0], t->name[1], t->us[1], tail);
@@ -270,8 +282,9 @@ void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const 
 
 void times_line(FILE *f, const struct tune_key *key, const char *variant, double us, int sms)
 {
-  fprintf(f, "=\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%s\t%.3f\t%d\n", key->op, dtype_name(key->ab), dtype_name(key->c),
-          (long long)key->m, (long long)key->n, (long long)key->k, variant, us, sms);
+  fputs("=\t", f);
+  key_fields(f, key);
+  fprintf(f, "%s\t%.3f\t%d\n", variant, us, sms);
 }
 
 /* ---- a tune's supervisor --------------------------------------------------------- */

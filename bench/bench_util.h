@@ -45,6 +45,8 @@ int has_word(const char *text, const char *name);
 /* ---- random inputs and host conversions ------------------------------------ */
 
 uint64_t xorshift(uint64_t *s);
+/* 2^u for u uniform in [lo, hi): a size drawn log-uniformly (the held-out shapes). */
+double log_uniform(uint64_t *s, double lo, double hi);
 
 /* n values uniform in [lo, hi) of dtype d, written to dst. */
 void fill_random(void *dst, size_t n, kite_dtype d, float lo, float hi, uint64_t seed);

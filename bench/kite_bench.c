@@ -78,10 +78,9 @@ static void usage(FILE *f)
     "  --list                 print the generated variant table (no GPU needed)\n"
     "  --tune FILE            time every variant of every op and dtype at N = 64 ... 262144 (powers\n"
     "                         of two, and 1.5 * 2^k from 1536 on; M*N = 2^26) and write the\n"
-    "                         fastest two per shape\n"
+    "                         fastest two per shape to FILE (bench/tuned/<gpu>.tsv, read by make gen)\n"
     "  --times FILE           with --tune: every variant's time at each shape to FILE (with a\n"
     "                         header; `kite-bench gemm --tune --times` appends the gemm ones)\n"
-    "                         to FILE (bench/tuned/<gpu>.tsv, read by make gen)\n"
     "  --check-dispatch       30 random N per op (bf16): the dispatched variant's time over\n"
     "                         the best variant's, measured in the same run\n",
     f);
@@ -591,28 +590,35 @@ static void tune_bench(struct bench *b, const struct opts *o, kite_dtype d, cons
 
 static const kite_dtype TUNE_DTYPES[] = { KITE_BF16, KITE_F16, KITE_F32 };
 #define N_TUNE_DTYPES ((int)(sizeof TUNE_DTYPES / sizeof TUNE_DTYPES[0]))
-/* N = 64 ... 262144: the powers of two, and from 1024 on the midpoints
-   1.5 * 2^k too (a row just past a power of two no longer fits the variant
-   tuned there: the next point decides it, session 6, bench/NOTES.md) */
-#define TUNE_NS 21
+#define TUNE_NS_MAX 32
+
+/* The tuned row lengths into ns, their count returned: N = 64 ... 262144,
+   the powers of two, and from 1024 on the midpoints 1.5 * 2^k too (a row
+   just past a power of two no longer fits the variant tuned there: the next
+   point decides it, session 6, bench/NOTES.md). */
+static int tune_ns(int64_t ns[TUNE_NS_MAX])
+{
+  int n = 0;
+  for (int64_t x = 64; x <= 262144; x *= 2) {
+    ns[n++] = x;
+    if (x >= 1024 && x < 262144) ns[n++] = x + x / 2;
+  }
+  return n;
+}
 
 /* The row ops' tune in a supervised child (tune_supervise): shape k is
    (dtype, op, N) in loop order; the shapes before run->from are done. */
 static int row_tune_work(struct tune_run *run, void *ctx)
 {
   const struct opts *o = ctx;
-  int64_t ns[TUNE_NS];
-  int nns = 0;
-  for (int64_t n = 64; n <= 262144; n *= 2) {
-    ns[nns++] = n;
-    if (n >= 1024 && n < 262144) ns[nns++] = n + n / 2;
-  }
+  int64_t ns[TUNE_NS_MAX];
+  const int nns = tune_ns(ns);
   char tail[512];
-  int failures = 0, per_dtype = N_ALL_OPS * TUNE_NS;
+  int failures = 0, per_dtype = N_ALL_OPS * nns;
   for (int di = 0; di < N_TUNE_DTYPES; di++) {
     if ((di + 1) * per_dtype <= run->from) continue;
     struct bench b;
-    tune_bench(&b, o, TUNE_DTYPES[di], ns, TUNE_NS);
+    tune_bench(&b, o, TUNE_DTYPES[di], ns, nns);
     bench_tune_tail(b.dev.name, tail, sizeof tail);
     if (!run->header_done) {
       fprintf(run->out, "# kite-bench --tune: row ops at M*N = 2^%d, warm-up %d, median of %d; %s\n",
@@ -621,8 +627,8 @@ static int row_tune_work(struct tune_run *run, void *ctx)
       tune_done(run, -1);
     }
     for (int i = 0; i < N_ALL_OPS; i++)
-      for (int j = 0; j < TUNE_NS; j++) {
-        const int k = di * per_dtype + i * TUNE_NS + j;
+      for (int j = 0; j < nns; j++) {
+        const int k = di * per_dtype + i * nns + j;
         struct shape s = { ALL_OPS[i], rows_for(&b, ns[j]), ns[j] };
         struct top2 r;
         if (!tune_shape(run, k)) continue;
@@ -666,7 +672,7 @@ static int cmd_check_dispatch(const struct opts *o)
   int64_t ns[CHECK_SHAPES];
   uint64_t seed = 0xc4ecd15aULL;
   for (int i = 0; i < CHECK_SHAPES; i++) {
-    do ns[i] = (int64_t)exp2(6.0 + 8.0 * (double)(xorshift(&seed) >> 11) / 9007199254740992.0);
+    do ns[i] = (int64_t)log_uniform(&seed, 6.0, 14.0);
     while ((ns[i] & (ns[i] - 1)) == 0);
   }
   struct bench b;
