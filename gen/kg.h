@@ -74,6 +74,7 @@ const char *kg_dtype_enum(const char *dtype);
 void kg_write_cu(lua_State *L, int v, int body);
 void kg_write_manifest(lua_State *L, int variants);
 void kg_write_table(lua_State *L, int variants, int rules, int models);
+void kg_write_files(lua_State *L, int files);
 
 /* ---- tuned rules (kg_tune.c) --------------------------------------- */
 
@@ -103,7 +104,6 @@ typedef struct kg_model {
 double kg_fit_waves(long long m, long long n, long long tile_m, long long tile_n, long long sms);
 /* Fits the model to p[0..n); 0 (m untouched) when n < KG_FIT_MIN. */
 int kg_fit_variant(const kg_sample *p, int n, kg_model *m);
-void kg_write_files(lua_State *L, int files);
 
 /* ---- helpers (kg_util.c) ------------------------------------------- */
 

@@ -94,8 +94,8 @@ void kg_write_manifest(lua_State *L, int variants) {
 }
 
 /* The launcher declarations, then the table: one row per variant, then the
- * tuned rules, then the gemm cost models.  With no variants (or rules) a zeroed row keeps the array
- * (and the file) valid C. */
+ * tuned rules, then the gemm cost models.  An empty array gets a zeroed row,
+ * which keeps it (and the file) valid C. */
 void kg_write_table(lua_State *L, int variants, int rules, int models) {
   luaL_Buffer b;
   int n, nr, nm, i;

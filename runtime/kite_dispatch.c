@@ -133,8 +133,7 @@ const struct kite_variant *kite__row_heuristic(const struct kite_variant *tab, i
   return best;
 }
 
-/* log2 of a size as the rules store it (0 for sizes below 1). */
-static float kite_log2(int64_t x)
+float kite__log2(int64_t x)
 {
   return x < 1 ? 0.f : (float)log2((double)x);
 }
@@ -144,7 +143,7 @@ const struct kite_rule *kite__rule_pick(const struct kite_rule *rules, int32_t n
                                         kite_dtype dtype, kite_dtype dtype_out, int64_t M, int64_t N,
                                         int64_t K, kite_fits_fn fits, const void *ctx)
 {
-  const float lm = kite_log2(M), ln = kite_log2(N), lk = kite_log2(K);
+  const float lm = kite__log2(M), ln = kite__log2(N), lk = kite__log2(K);
   const struct kite_rule *best = NULL;
   float best_d = 0.f;
   for (int32_t i = 0; i < nrules; i++) {

@@ -196,7 +196,7 @@ const struct kite_gemm_model *kite__gemm_model_pick(const struct kite_gemm_model
 
 static int kite_gemm_within(int64_t x, float lx)
 {
-  return fabsf(log2f((float)x) - lx) <= KITE_GEMM_RULE_REACH;
+  return fabsf(kite__log2(x) - lx) <= KITE_GEMM_RULE_REACH;
 }
 
 const struct kite_rule *kite__gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,

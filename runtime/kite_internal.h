@@ -39,6 +39,8 @@ const struct kite_variant *kite__row_heuristic(const struct kite_variant *tab, i
                                                kite_dtype dtype, int64_t n, int32_t align);
 /* Whether variant v can run a problem; ctx is the caller's description of it. */
 typedef int (*kite_fits_fn)(const struct kite_variant *v, const void *ctx);
+/* log2 of a size as the rules store it (0 for sizes below 1). */
+float kite__log2(int64_t x);
 /* The rule of rules[0..nrules) for op, dtype and dtype_out nearest the shape
    in log2 space (n alone for rules with k = 0; m, n and k otherwise) whose
    variant, an index into tab[0..ntab), fits; the first such rule on ties;
