@@ -98,6 +98,27 @@ static void kg_match(lua_State *L, const kg_line *ln, int v, int field) {
   }
 }
 
+/* The line's op (an identifier) and dtypes (known ones), checked. */
+static void kg_check_head(lua_State *L, const kg_line *ln) {
+  if (!kg_isident(ln->f[0])) kg_lerror(L, ln, "op must be an identifier");
+  if (!kg_dtype_enum(ln->f[1]) || !kg_dtype_enum(ln->f[2]))
+    kg_lerror(L, ln, "dtype and dtype_out must be bf16, f16, f32 or e4m3");
+}
+
+/* Pushes the record of the line's variant (field 6), checked against the
+ * line's op and dtypes, and returns its stack index; 0 (nothing pushed)
+ * for a variant --only left out. */
+static int kg_line_variant(lua_State *L, const kg_line *ln, int byname) {
+  int v = (lua_getfield(L, byname, ln->f[6]), lua_gettop(L));
+  if (lua_isnil(L, v)) {
+    if (kg_ctx_of(L)->o.only) { lua_pop(L, 1); return 0; }
+    luaL_error(L, "%s:%d: no generated variant is named '%s'", ln->path,
+               ln->no, ln->f[6]);
+  }
+  kg_match(L, ln, v, 6);
+  return v;
+}
+
 /* The line's bucket key, pushed: the same shape of the same op and dtypes
  * twice would make the lookup ambiguous. */
 static void kg_pushkey(lua_State *L, const kg_line *ln) {
@@ -112,9 +133,7 @@ static void kg_tune_line(lua_State *L, kg_line *ln, int byname, int seen,
   long long m, n, k;
   double t;
   int v;
-  if (!kg_isident(ln->f[0])) kg_lerror(L, ln, "op must be an identifier");
-  if (!kg_dtype_enum(ln->f[1]) || !kg_dtype_enum(ln->f[2]))
-    kg_lerror(L, ln, "dtype and dtype_out must be bf16, f16, f32 or e4m3");
+  kg_check_head(L, ln);
   k = kg_lint(L, ln, 5, 0);
   m = kg_lint(L, ln, 3, 1);
   n = kg_lint(L, ln, 4, 1);
@@ -122,14 +141,7 @@ static void kg_tune_line(lua_State *L, kg_line *ln, int byname, int seen,
   if (strcmp(ln->f[8], "-") != 0) kg_ltime(L, ln, 9, 1);
   if (!*ln->f[10] || !*ln->f[11] || !*ln->f[12])
     kg_lerror(L, ln, "device, date and commit must not be empty");
-  lua_getfield(L, byname, ln->f[6]);   /* the variant's record, or nil */
-  v = lua_gettop(L);
-  if (lua_isnil(L, v)) {
-    if (kg_ctx_of(L)->o.only) { lua_pop(L, 1); return; }
-    luaL_error(L, "%s:%d: no generated variant is named '%s'", ln->path,
-               ln->no, ln->f[6]);
-  }
-  kg_match(L, ln, v, 6);
+  if ((v = kg_line_variant(L, ln, byname)) == 0) return;
   if (t < 0) { lua_pop(L, 1); return; }
   kg_pushkey(L, ln);
   if (lua_getfield(L, seen, lua_tostring(L, -1)) != LUA_TNIL)
@@ -263,20 +275,13 @@ static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_ti
   long long m, n, k, sms, tile_m, tile_n;
   double t;
   int v;
-  if (!kg_isident(ln->f[0])) kg_lerror(L, ln, "op must be an identifier");
-  if (!kg_dtype_enum(ln->f[1]) || !kg_dtype_enum(ln->f[2]))
-    kg_lerror(L, ln, "dtype and dtype_out must be bf16, f16, f32 or e4m3");
+  kg_check_head(L, ln);
   m = kg_lint(L, ln, 3, 1);
   n = kg_lint(L, ln, 4, 1);
   k = kg_lint(L, ln, 5, 0);
   t = kg_ltime(L, ln, 7, 0);
   sms = kg_lint(L, ln, 8, 1);
-  v = (lua_getfield(L, byname, ln->f[6]), lua_gettop(L));
-  if (lua_isnil(L, v)) {
-    if (kg_ctx_of(L)->o.only) { lua_pop(L, 1); return; }
-    luaL_error(L, "%s:%d: no generated variant is named '%s'", ln->path, ln->no, ln->f[6]);
-  }
-  kg_match(L, ln, v, 6);
+  if ((v = kg_line_variant(L, ln, byname)) == 0) return;
   tile_m = (lua_getfield(L, v, "tile_m"), lua_tointeger(L, -1));
   tile_n = (lua_getfield(L, v, "tile_n"), lua_tointeger(L, -1));
   lua_pushfstring(L, "%s %s %s %s", ln->f[6], ln->f[3], ln->f[4], ln->f[5]);
