@@ -26,6 +26,7 @@
 #   bash bench/device_run.sh retune6         the row tune again (the committed gemm lines kept),
 #                                            the table, its row rules tested, the held-out checks
 #   bash bench/device_run.sh tuneall         make tune: both files come back in $OUT (commit, make gen)
+#   bash bench/device_run.sh tune7           the rmsnorm register variants tested, then tuneall
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -345,6 +346,17 @@ tuneall() {
 
 # Second call, on the committed table: its rules and models tested, the
 # held-out checks, kite_gemm's overhead, torch.compile.
+tune7() {
+  local t0=$(date +%s) dt
+  for dt in bf16 f16 f32; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="rmsnorm_${dt}_reg_*" timeout 120 build/test_gpu >"$OUT/rms_$dt.log" 2>&1 &
+  done
+  wait
+  echo "rmsnorm reg variants: $(( $(date +%s) - t0 )) s"
+  cat "$OUT"/rms_*.log | grep -E "^[0-9]+%: Checks" | awk '{ c += $3; f += $5; e += $7 } END { printf "  %d checks, %d failures, %d errors\n", c, f, e }'
+  cat "$OUT"/rms_*.log | grep -E ":[EF]:" | cut -c1-250 | head -5
+  tuneall
+}
 checktable() {
   left() { echo $(( 580 - ($(date +%s) - T0) )); }
   CK_RUN_CASE=tuned timeout 150 build/test_gpu >"$OUT/tuned_rows.log" 2>&1 &
@@ -388,6 +400,7 @@ case $stage in
   check6) check6 ;;
   retune6) retune6 ;;
   tuneall) tuneall ;;
+  tune7) tune7 ;;
   checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;

@@ -498,12 +498,17 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
   raw_t wr[kNv] = {};
   if constexpr (kResident) {
     __shared__ raw_t w_s[kWSlots];
-    load_chunk(w, 0, threadIdx.x % kThreads, n, wr);   // once per CTA
-#pragma unroll
-    for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
+    bool w_copied = false;   // w is copied once per CTA, after its first row's loads are issued:
+                             // w's L2 latency then hides under x's, instead of delaying them
     pipeline_rows<row_t>(a, [&](place_t p) {
       row_t x = {};
       if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, x.r, 0.f);
+      if (!w_copied) {
+        load_chunk(w, 0, threadIdx.x % kThreads, n, wr);
+#pragma unroll
+        for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
+        w_copied = true;
+      }
       return x;
     }, [&](place_t p, const row_t &x, int k) {
       rmsnorm_resident(x.r, [&](int j) { return w_s[j * kCtaThreads + threadIdx.x]; }, p,
