@@ -272,7 +272,7 @@ tune6() {
   { make gen KITE_GPU=h200 && make -j16 build test-bins build/kite-bench; } >"$OUT/regen.log" 2>&1
   echo "regenerated with the rules: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "kite-gen:|rror" "$OUT/regen.log" | head -5
   timeout 40 build/kite-bench gemm --overhead >"$OUT/overhead.txt" 2>&1; echo "overhead rc=$?"; cat "$OUT/overhead.txt"
-  timeout 60 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
+  timeout 90 build/kite-bench --check-dispatch --variants >"$OUT/check_dispatch.txt" 2>&1
   echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
   CK_RUN_CASE=tuned timeout 60 build/test_gpu >"$OUT/tuned_rows.log" 2>&1
   echo "test_gpu tuned: rc=$?"; grep -E "Checks|:[EF]:" "$OUT/tuned_rows.log" | head -5
@@ -303,7 +303,7 @@ check6() {
   grep -E "^[0-9]+%: Checks" "$OUT/new_variants.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "  %d checks, %d failures, %d errors\n", c, f, e }'
   grep -E ":[EF]:" "$OUT/new_variants.log" | cut -c1-250 | head -5
   for f in tuned_rows tuned_gemm; do echo "$f: $(grep -E '^[0-9]+%: Checks' "$OUT/$f.log")"; grep -E ":[EF]:" "$OUT/$f.log" | cut -c1-250 | head -4; done
-  timeout 60 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
+  timeout 90 build/kite-bench --check-dispatch --variants >"$OUT/check_dispatch.txt" 2>&1
   echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
   timeout 90 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
   echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
@@ -326,7 +326,7 @@ retune6() {
   echo "regenerated: rc=$?"; grep -E "kite-gen:|rror" "$OUT/regen.log" | head -3
   CK_RUN_CASE=tuned timeout 100 build/test_gpu >"$OUT/tuned_rows.log" 2>&1
   echo "test_gpu tuned: rc=$? $(grep -E '^[0-9]+%: Checks' "$OUT/tuned_rows.log")"; grep -E ":[EF]:" "$OUT/tuned_rows.log" | head -3
-  timeout 60 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
+  timeout 90 build/kite-bench --check-dispatch --variants >"$OUT/check_dispatch.txt" 2>&1
   echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
   timeout $(( $(left) )) build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
   echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
@@ -364,7 +364,7 @@ checktable() {
   wait
   for f in tuned_rows tuned_gemm; do echo "$f: $(grep -E '^[0-9]+%: Checks' "$OUT/$f.log")"; grep -E ":[EF]:" "$OUT/$f.log" | cut -c1-250 | head -4; done
   timeout 40 build/kite-bench gemm --overhead >"$OUT/overhead.txt" 2>&1; echo "overhead rc=$?"; cat "$OUT/overhead.txt"
-  timeout 60 build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
+  timeout 90 build/kite-bench --check-dispatch --variants >"$OUT/check_dispatch.txt" 2>&1
   echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
   timeout 100 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
   echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"

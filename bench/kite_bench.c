@@ -82,7 +82,8 @@ static void usage(FILE *f)
     "  --times FILE           with --tune: every variant's time at each shape to FILE (with a\n"
     "                         header; `kite-bench gemm --tune --times` appends the gemm ones)\n"
     "  --check-dispatch       30 random N per op (bf16): the dispatched variant's time over\n"
-    "                         the best variant's, measured in the same run\n",
+    "                         the best variant's, measured in the same run (with --variants:\n"
+    "                         every variant's time too)\n",
     f);
 }
 
@@ -549,9 +550,10 @@ static int cmd_rows(struct opts *o)
 
 /* The two fastest variants that accept s, each timed.  With run (a tune's
    child, shape k) the shape's tsv lines go to the supervisor, each variant
-   announced first; a variant that fails is reported and the run goes on. */
+   announced first; a variant that fails is reported and the run goes on.
+   With each, every variant's time is printed there too. */
 static void time_every_variant(struct bench *b, const struct shape *s, struct top2 *r, struct tune_run *run, int k,
-                               const char *tail)
+                               const char *tail, FILE *each)
 {
   kite_row_args a = row_args(b, s, 0);
   int32_t align = align_of(&a, b->es), nv = kite_variant_count();
@@ -570,6 +572,7 @@ static void time_every_variant(struct bench *b, const struct shape *s, struct to
     }
     top2_add(r, v.name, t.median_us);
     if (run) times_line(run->out, &key, v.name, t.median_us, b->dev.sms);
+    if (each) fprintf(each, "  variant %-13s %7lld %-44s %10.3f\n", s->op, (long long)s->N, v.name, t.median_us);
   }
   if (run) tune_line(run->out, &key, r, NULL, tail);
 }
@@ -633,7 +636,7 @@ static int row_tune_work(struct tune_run *run, void *ctx)
         struct top2 r;
         if (!tune_shape(run, k)) continue;
         if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
-        time_every_variant(&b, &s, &r, run, k, tail);
+        time_every_variant(&b, &s, &r, run, k, tail, NULL);
         tune_done(run, k);
         printf("tune %-13s %-4s N=%-7lld %3d variants  best %-44s %9.1f us\n", s.op, dtype_name(TUNE_DTYPES[di]),
                (long long)s.N, r.n, r.n ? r.name[0] : "-", r.n ? r.us[0] : 0.0);
@@ -690,7 +693,7 @@ static int cmd_check_dispatch(const struct opts *o)
       if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
       dispatched(&b, &s, chosen, sizeof chosen);
       kite_status st = time_it(&b, &s, VIA_API, NULL, &t);
-      if (st == KITE_OK) time_every_variant(&b, &s, &r, NULL, 0, NULL);
+      if (st == KITE_OK) time_every_variant(&b, &s, &r, NULL, 0, NULL, o->variants ? stdout : NULL);
       if (st != KITE_OK || r.n == 0) {
         report_failure(&b, &s, "dispatch", st);
         continue;

@@ -73,7 +73,7 @@ const char *kg_dtype_enum(const char *dtype);
 
 void kg_write_cu(lua_State *L, int v, int body);
 void kg_write_manifest(lua_State *L, int variants);
-void kg_write_table(lua_State *L, int variants, int rules, int models);
+void kg_write_table(lua_State *L, int variants, int rules, int models, int spans);
 void kg_write_files(lua_State *L, int files);
 
 /* ---- tuned rules (kg_tune.c) --------------------------------------- */
@@ -84,8 +84,20 @@ extern const char kg_tune_header[];
 void kg_tune_load(lua_State *L, int variants);
 /* Pushes the gemm cost models fitted to o.times (an empty array without
    one): per variant with enough points, its kite_gemm_models row, in table
-   order; raises "FILE:LINE: message" on a bad line. */
+   order; then the row ops' spans (kg_spans_push) from the same file; raises
+   "FILE:LINE: message" on a bad line. */
 void kg_times_load(lua_State *L, int variants);
+
+/* ---- the row ops' measured spans (kg_span.c) ----------------------- */
+
+typedef struct kg_rpoint {
+  int variant;            /* table index */
+  double ln, cost;        /* log2 N; measured time per element (us) */
+} kg_rpoint;
+
+/* Pushes the kite_row_spans rows predicted from the points p[0..np) (sorted
+   here): per op and dtype, the runs of N one variant is fastest for. */
+void kg_spans_push(lua_State *L, int variants, kg_rpoint *p, int np);
 
 /* ---- the gemm cost model (kg_fit.c) -------------------------------- */
 

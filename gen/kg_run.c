@@ -64,7 +64,7 @@ static void kg_addfile(lua_State *L, int files) {
 }
 
 /* Everything in memory first: one error and nothing is written. */
-static void kg_generate(lua_State *L, int v, int rules, int models) {
+static void kg_generate(lua_State *L, int v, int rules, int models, int spans) {
   const char *out = kg_ctx_of(L)->o.out_dir;
   lua_Integer i, n = (lua_Integer)lua_rawlen(L, v);
   int files, rec;
@@ -86,7 +86,7 @@ static void kg_generate(lua_State *L, int v, int rules, int models) {
   kg_write_manifest(L, v);
   kg_addfile(L, files);
   lua_pushfstring(L, "%s/kite_table.c", out);
-  kg_write_table(L, v, rules, models);
+  kg_write_table(L, v, rules, models, spans);
   kg_addfile(L, files);
   kg_write_files(L, files);
   lua_pop(L, 1);
@@ -109,9 +109,9 @@ static int kg_pmain(lua_State *L) {
   kg_only(L, 2);
   c->nvariants = (int)lua_rawlen(L, 2);
   kg_tune_load(L, 2);    /* 4: the tuned rules */
-  kg_times_load(L, 2);   /* 5: the gemm cost models */
+  kg_times_load(L, 2);   /* 5: the gemm cost models, 6: the row spans */
   if (c->o.list) kg_list(L, 2);
-  else kg_generate(L, 2, 4, 5);
+  else kg_generate(L, 2, 4, 5, 6);
   return 0;
 }
 

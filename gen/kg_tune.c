@@ -263,11 +263,13 @@ void kg_tune_load(lua_State *L, int variants) {
 
 /* ---- the gemm times ------------------------------------------------ */
 
-/* The points of the times file, by variant: what the fit reads. */
+/* The points of the times file, by variant: what the fit and the spans read. */
 typedef struct kg_times {
-  int n;                /* points read */
+  int n;                /* gemm points read */
   int *variant;         /* point i's variant (table index) */
   kg_sample *p;          /* point i */
+  int nr;               /* row-op points read */
+  kg_rpoint *rp;
 } kg_times;
 
 /* Checks one data line and adds its point; a variant --only left out is skipped. */
@@ -292,11 +294,15 @@ static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_ti
   lua_setfield(L, seen, lua_tostring(L, -3));
   if (tile_m > 0 && tile_n > 0 && k < 1)
     luaL_error(L, "%s:%d: k must be >= 1 for %s (a variant with output tiles)", ln->path, ln->no, ln->f[6]);
-  if (tile_m < 1 || tile_n < 1) {   /* a row op's time: kept for the record, no model counts its waves */
+  lua_getfield(L, v, "index");
+  if (tile_m < 1 || tile_n < 1) {   /* a row op's time: a point of its spans */
+    tm->rp[tm->nr].variant = (int)lua_tointeger(L, -1);
+    tm->rp[tm->nr].ln = log2((double)n);
+    tm->rp[tm->nr].cost = t / ((double)m * (double)n);
+    tm->nr++;
     lua_settop(L, v - 1);
     return;
   }
-  lua_getfield(L, v, "index");
   tm->variant[tm->n] = (int)lua_tointeger(L, -1);
   tm->p[tm->n].waves = kg_fit_waves(m, n, tile_m, tile_n, sms);
   tm->p[tm->n].k = (double)k;
@@ -314,9 +320,10 @@ static void kg_times_read(lua_State *L, const char *path, int variants, kg_times
   s = lua_newuserdatauv(L, lua_rawlen(L, -1) + 1, 0);
   memcpy(s, lua_tostring(L, -2), lua_rawlen(L, -2) + 1);
   for (c = s; *c; c++) cap += *c == '\n';
-  tm->n = 0;
+  tm->n = tm->nr = 0;
   tm->variant = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->variant, 0);
   tm->p = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->p, 0);
+  tm->rp = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->rp, 0);
   kg_byname(L, variants);
   byname = lua_gettop(L);
   lua_newtable(L);
@@ -365,7 +372,10 @@ void kg_times_load(lua_State *L, int variants) {
   variants = lua_absindex(L, variants);
   lua_newtable(L);
   models = lua_gettop(L);
-  if (path == NULL) return;
+  if (path == NULL) {
+    lua_newtable(L);   /* no spans either */
+    return;
+  }
   kg_times_read(L, path, variants, &tm);
   scratch = lua_newuserdatauv(L, (size_t)(tm.n + 1) * sizeof *scratch, 0);
   nv = (lua_Integer)lua_rawlen(L, variants);
@@ -376,5 +386,7 @@ void kg_times_load(lua_State *L, int variants) {
     }
     lua_pop(L, 1);
   }
-  lua_settop(L, models);
+  kg_spans_push(L, variants, tm.rp, tm.nr);
+  lua_replace(L, models + 1);   /* over the file's text, which kg_times_read left there */
+  lua_settop(L, models + 1);
 }

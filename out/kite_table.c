@@ -1451,3 +1451,9 @@ const struct kite_gemm_model kite_gemm_models[] = {
   {151, 2.1294f, 0.016947f, 256.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2: rms log error 0.136 */
 };
 const int32_t kite_gemm_models_len = 26;
+
+/* op, dtype, n_lo, n_hi, variant (kg_span.c) */
+const struct kite_row_span kite_row_spans[] = {
+  {0},  /* no measured row spans: the rules and the heuristic pick */
+};
+const int32_t kite_row_spans_len = 0;

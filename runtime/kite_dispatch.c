@@ -56,8 +56,9 @@ struct kite_runs {
   struct { const char *op; int32_t lo, hi; } run[KITE_MAX_OPS];
   int n;   /* -1: the index is unusable, scan everything */
 };
-static struct kite_runs kite_variant_runs = { .n = -1 }, kite_rule_runs = { .n = -1 };
-static pthread_once_t kite_variant_once = PTHREAD_ONCE_INIT, kite_rule_once = PTHREAD_ONCE_INIT;
+static struct kite_runs kite_variant_runs = { .n = -1 }, kite_rule_runs = { .n = -1 }, kite_span_runs = { .n = -1 };
+static pthread_once_t kite_variant_once = PTHREAD_ONCE_INIT, kite_rule_once = PTHREAD_ONCE_INIT,
+                      kite_span_once = PTHREAD_ONCE_INIT;
 
 static void kite_index_runs(struct kite_runs *r, const char *(*op_at)(int32_t), int32_t len)
 {
@@ -79,7 +80,9 @@ static void kite_index_runs(struct kite_runs *r, const char *(*op_at)(int32_t), 
 static const char *kite_variant_op(int32_t i) { return kite_variants[i].op; }
 static const char *kite_rule_op(int32_t i) { return kite_rules[i].op; }
 static void kite_index_variants(void) { kite_index_runs(&kite_variant_runs, kite_variant_op, kite_variants_len); }
+static const char *kite_span_op(int32_t i) { return kite_row_spans[i].op; }
 static void kite_index_rules(void) { kite_index_runs(&kite_rule_runs, kite_rule_op, kite_rules_len); }
+static void kite_index_spans(void) { kite_index_runs(&kite_span_runs, kite_span_op, kite_row_spans_len); }
 
 static void kite_run_of(const struct kite_runs *r, int32_t len, const char *op, int32_t *lo, int32_t *hi)
 {
@@ -104,6 +107,12 @@ void kite__rule_range(const char *op, int32_t *lo, int32_t *hi)
 {
   pthread_once(&kite_rule_once, kite_index_rules);
   kite_run_of(&kite_rule_runs, kite_rules_len, op, lo, hi);
+}
+
+void kite__span_range(const char *op, int32_t *lo, int32_t *hi)
+{
+  pthread_once(&kite_span_once, kite_index_spans);
+  kite_run_of(&kite_span_runs, kite_row_spans_len, op, lo, hi);
 }
 
 /* Better of two fitting variants: lower rank, then the tighter N range. */
@@ -159,17 +168,35 @@ const struct kite_rule *kite__rule_pick(const struct kite_rule *rules, int32_t n
   return best;
 }
 
+const struct kite_row_span *kite__span_find(const struct kite_row_span *spans, int32_t nspans, const char *op,
+                                            kite_dtype dtype, int64_t n)
+{
+  for (int32_t i = 0; i < nspans; i++) {
+    const struct kite_row_span *s = &spans[i];
+    if (s->dtype == dtype && n >= s->n_lo && n <= s->n_hi && s->op && strcmp(s->op, op) == 0) return s;
+  }
+  return NULL;
+}
+
 const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t n, int32_t align,
-                                      const struct kite_rule **rule)
+                                      struct kite_row_why *why)
 {
   const struct kite_row_fit fit = { dtype, n, align };
-  int32_t rlo, rhi;
-  kite__rule_range(op, &rlo, &rhi);
-  const struct kite_rule *r = kite__rule_pick(kite_rules + rlo, rhi - rlo, kite_variants, kite_variants_len, op,
-                                              dtype, dtype, 0, n, 0, kite__row_fits, &fit);
-  if (rule) *rule = r;
-  if (r) return &kite_variants[r->variant];
+  struct kite_row_why w = { NULL, NULL };
   int32_t lo, hi;
+  kite__span_range(op, &lo, &hi);
+  w.span = kite__span_find(kite_row_spans + lo, hi - lo, op, dtype, n);
+  if (w.span && (w.span->variant < 0 || w.span->variant >= kite_variants_len ||
+                 !kite__row_fits(&kite_variants[w.span->variant], &fit)))
+    w.span = NULL;   /* misaligned data: the rules decide among the variants that take it */
+  if (!w.span) {
+    kite__rule_range(op, &lo, &hi);
+    w.rule = kite__rule_pick(kite_rules + lo, hi - lo, kite_variants, kite_variants_len, op, dtype, dtype, 0, n, 0,
+                             kite__row_fits, &fit);
+  }
+  if (why) *why = w;
+  if (w.span) return &kite_variants[w.span->variant];
+  if (w.rule) return &kite_variants[w.rule->variant];
   kite__op_range(op, &lo, &hi);
   return kite__row_heuristic(kite_variants + lo, hi - lo, op, dtype, n, align);
 }
@@ -266,12 +293,20 @@ kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N,
              kite__dtype_name(dtype), (long long)M, (long long)N);
     return KITE_OK;
   }
-  const struct kite_rule *r;
-  const struct kite_variant *v = kite__pick(op, dtype, N, KITE_MAX_ALIGN, &r);
+  struct kite_row_why why;
+  const struct kite_variant *v = kite__pick(op, dtype, N, KITE_MAX_ALIGN, &why);
+  const struct kite_rule *r = why.rule;
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "no %s variant for %s N=%lld", op,
                       kite__dtype_name(dtype), (long long)N);
-  if (r)
+  if (why.span)
+    snprintf(buf, len,
+             "%s %s M=%lld N=%lld: %s (measured model: of every variant's tuned times per element, "
+             "interpolated in log2 N, the least for N in [%lld, %lld]; assumes 16-byte-aligned pointers and "
+             "strides, else the tuned rules pick among the variants that take the data)",
+             op, kite__dtype_name(dtype), (long long)M, (long long)N, v->name, (long long)why.span->n_lo,
+             (long long)why.span->n_hi);
+  else if (r)
     snprintf(buf, len,
              "%s %s M=%lld N=%lld: %s (tuned rule: nearest tuned N=%lld in log2, where it ran %.1f us at "
              "M=%lld, the fastest measured; assumes 16-byte-aligned pointers and strides, else the "

@@ -22,18 +22,29 @@ kite_status kite__check_row_dtype(kite_dtype d);
 /* The largest power of two (at most 16) dividing every address and byte stride given. */
 int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides);
 
+/* Why kite__pick chose its variant: the measured span, else the tuned rule,
+   else neither (the heuristic). */
+struct kite_row_why {
+  const struct kite_row_span *span;
+  const struct kite_rule *rule;
+};
 /* The variant for op and dtype for a row of n elements whose pointers and
-   strides are `align`-byte aligned: the tuned rule nearest n whose variant
-   takes the problem, else the heuristic (lowest rank, then smallest n_max);
-   NULL if none fits.  *rule (when rule is not NULL) gets the rule used, or
-   NULL for the heuristic. */
+   strides are `align`-byte aligned: the measured span holding n if its
+   variant takes the problem, else the tuned rule nearest n whose variant
+   does, else the heuristic (lowest rank, then smallest n_max); NULL if none
+   fits.  *why (when why is not NULL) says which decided. */
 const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t n, int32_t align,
-                                      const struct kite_rule **rule);
+                                      struct kite_row_why *why);
+/* The span of spans[0..nspans) for op and dtype holding n; NULL if none. */
+const struct kite_row_span *kite__span_find(const struct kite_row_span *spans, int32_t nspans, const char *op,
+                                            kite_dtype dtype, int64_t n);
 /* [*lo, *hi): the rows of kite_variants holding op's variants (empty if it
    has none); the whole table if the index could not be built. */
 void kite__op_range(const char *op, int32_t *lo, int32_t *hi);
 /* The same for kite_rules: [*lo, *hi) holds op's tuned rules. */
 void kite__rule_range(const char *op, int32_t *lo, int32_t *hi);
+/* The same for kite_row_spans. */
+void kite__span_range(const char *op, int32_t *lo, int32_t *hi);
 /* The heuristic alone over tab[0..ntab). */
 const struct kite_variant *kite__row_heuristic(const struct kite_variant *tab, int32_t ntab, const char *op,
                                                kite_dtype dtype, int64_t n, int32_t align);

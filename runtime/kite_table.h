@@ -56,12 +56,24 @@ struct kite_gemm_model {
   int32_t points;        /* measured shapes it was fitted to                */
 };
 
+/* A run of row lengths over which kite-gen's measured model (gen/kg_span.c,
+ * every row variant's tuned times interpolated in log2 N) predicts one
+ * variant fastest for op and dtype; the variant takes every N in it. */
+struct kite_row_span {
+  const char *op;
+  kite_dtype dtype;
+  int64_t n_lo, n_hi;    /* inclusive */
+  int32_t variant;       /* index into kite_variants                        */
+};
+
 extern const struct kite_variant kite_variants[];
 extern const int32_t kite_variants_len;
 extern const struct kite_rule kite_rules[];
 extern const int32_t kite_rules_len;
 extern const struct kite_gemm_model kite_gemm_models[];
 extern const int32_t kite_gemm_models_len;
+extern const struct kite_row_span kite_row_spans[];
+extern const int32_t kite_row_spans_len;
 
 #ifdef __cplusplus
 }

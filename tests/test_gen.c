@@ -566,7 +566,12 @@ START_TEST(test_no_variants) {
                       "const struct kite_gemm_model kite_gemm_models[] = {\n"
                       "  {0},  /* no measured gemm models: the templates' figures */\n"
                       "};\n"
-                      "const int32_t kite_gemm_models_len = 0;\n");
+                      "const int32_t kite_gemm_models_len = 0;\n\n"
+                      "/* op, dtype, n_lo, n_hi, variant (kg_span.c) */\n"
+                      "const struct kite_row_span kite_row_spans[] = {\n"
+                      "  {0},  /* no measured row spans: the rules and the heuristic pick */\n"
+                      "};\n"
+                      "const int32_t kite_row_spans_len = 0;\n");
   free(s);
   run_free(r);
   rm_rf(d);
@@ -862,6 +867,41 @@ START_TEST(test_times_models) {
 }
 END_TEST
 
+/* Row-op times become spans: alpha_bf16_t256 costs 1, 2, 2, 1 us per element
+ * at N = 64, 256, 1024, 2048 and alpha_bf16_t128 2, 1, 1 up to its n_max
+ * 1024.  Interpolated in log2 N they tie at N = 128 (the first variant
+ * wins), t128 leads from the next sample, 2^(113/16) ~ 134, to its n_max;
+ * t256 alone takes the rest.  f16 has no times: no spans. */
+START_TEST(test_times_spans) {
+  static const int ns[4] = {64, 256, 1024, 2048};
+  static const double c256[4] = {1, 2, 2, 1}, c128[3] = {2, 1, 1};
+  char *d = tmpdir(), *s, line[256], body[4096] = XH;
+  PATH(out, d, "out");
+  PATH(times, d, "h200.times.tsv");
+  run r;
+  int i;
+  for (i = 0; i < 4; i++) {
+    snprintf(line, sizeof line, "alpha\tbf16\tbf16\t1\t%d\t0\talpha_bf16_t256\t%g\t4\n", ns[i], c256[i] * ns[i]);
+    strcat(body, line);
+    if (i == 3) break;
+    snprintf(line, sizeof line, "alpha\tbf16\tbf16\t1\t%d\t0\talpha_bf16_t128\t%g\t4\n", ns[i], c128[i] * ns[i]);
+    strcat(body, line);
+  }
+  spit(times, body);
+  r = run_args("-t", FIX "basic", "-o", out, "--times", times, NULL);
+  ck_assert_msg(r.rc == 0, "%s", r.err);
+  s = slurp(cat(out, "kite_table.c"));
+  ck_assert_msg(strstr(s, "const struct kite_row_span kite_row_spans[] = {\n"
+                          "  {\"alpha\", KITE_BF16, 1, 133, 1},  /* alpha_bf16_t256 */\n"
+                          "  {\"alpha\", KITE_BF16, 134, 1024, 2},  /* alpha_bf16_t128 */\n"
+                          "  {\"alpha\", KITE_BF16, 1025, 2048, 1},  /* alpha_bf16_t256 */\n"
+                          "};\nconst int32_t kite_row_spans_len = 3;\n") != NULL, "%s", s);
+  free(s);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
 #define XL(rest) rest "\t4\n"
 static const char *const times_errors[][2] = {
   {"op\tdtype\n", ":1: the first line that is not a comment must be the header"},
@@ -934,6 +974,7 @@ static Suite *gen_suite(void) {
                       (int)(sizeof tune_errors / sizeof tune_errors[0]));
   tcase_add_test(tc, test_fit_exact);
   tcase_add_test(tc, test_times_models);
+  tcase_add_test(tc, test_times_spans);
   tcase_add_loop_test(tc, test_times_errors, 0,
                       (int)(sizeof times_errors / sizeof times_errors[0]));
   suite_add_tcase(s, tc);

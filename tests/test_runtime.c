@@ -583,11 +583,16 @@ START_TEST(dispatch_picks_lowest_rank_then_tightest_range)
     KT_KITE_OK(kite_variant_get((int32_t)(got - kite_variants), &info));
     ck_assert_msg(info.n_min <= n && n <= info.n_max && info.dtype == dt && strcmp(info.op, op_names[op]) == 0,
                   "kite_variant_get(%s) does not fit N=%lld", got->name, (long long)n);
-    const struct kite_rule *rule;
-    ck_assert_msg(kite__pick(op_names[op], dt, n, 16, &rule) == got, "kite__pick and kite_explain disagree at N=%lld",
+    struct kite_row_why why;
+    ck_assert_msg(kite__pick(op_names[op], dt, n, 16, &why) == got, "kite__pick and kite_explain disagree at N=%lld",
                   (long long)n);
-    if (rule) {   /* a tuned rule decides (bench/tuned): the heuristic's ranking does not apply */
-      ck_assert_ptr_eq(got, &kite_variants[rule->variant]);
+    if (why.span) {   /* the measured spans decide (bench/tuned): the heuristic's ranking does not apply */
+      ck_assert(got == &kite_variants[why.span->variant] && why.span->n_lo <= n && n <= why.span->n_hi);
+      ck_assert_ptr_nonnull(strstr(buf, "measured model"));
+      continue;
+    }
+    if (why.rule) {   /* a tuned rule decides (bench/tuned) */
+      ck_assert_ptr_eq(got, &kite_variants[why.rule->variant]);
       ck_assert_ptr_nonnull(strstr(buf, "tuned rule"));
       continue;
     }
@@ -598,11 +603,12 @@ START_TEST(dispatch_picks_lowest_rank_then_tightest_range)
     if (ties == 0) ck_assert_ptr_eq(got, want);
     /* every alignment kite__align_of can report */
     for (int32_t align = 1; align <= 16; align *= 2) {
-      const struct kite_rule *ra;
-      const struct kite_variant *p = kite__pick(op_names[op], dt, n, align, &ra);
+      struct kite_row_why wa;
+      const struct kite_variant *p = kite__pick(op_names[op], dt, n, align, &wa);
       const struct kite_variant *w = expected_pick(op_names[op], dt, n, align, &ties);
-      if (ra) {
-        ck_assert(p == &kite_variants[ra->variant] && fits(p, op_names[op], dt, n, align));
+      if (wa.span || wa.rule) {
+        ck_assert(p == &kite_variants[wa.span ? wa.span->variant : wa.rule->variant] &&
+                  fits(p, op_names[op], dt, n, align));
         continue;
       }
       if (!w) {
@@ -1498,6 +1504,44 @@ START_TEST(rule_constraints_filter)
 }
 END_TEST
 
+/* A span holds its own ends; other ops, dtypes and lengths find none. */
+START_TEST(span_find)
+{
+  static const struct kite_row_span spans[] = {
+    { "softmax", KITE_BF16, 1, 1024, 0 },
+    { "softmax", KITE_BF16, 1025, 4096, 1 },
+    { "softmax", KITE_F16, 1, 4096, 2 },
+  };
+  ck_assert_ptr_eq(kite__span_find(spans, 3, "softmax", KITE_BF16, 1), &spans[0]);
+  ck_assert_ptr_eq(kite__span_find(spans, 3, "softmax", KITE_BF16, 1024), &spans[0]);
+  ck_assert_ptr_eq(kite__span_find(spans, 3, "softmax", KITE_BF16, 1025), &spans[1]);
+  ck_assert_ptr_eq(kite__span_find(spans, 3, "softmax", KITE_F16, 1025), &spans[2]);
+  ck_assert_ptr_null(kite__span_find(spans, 3, "softmax", KITE_BF16, 4097));
+  ck_assert_ptr_null(kite__span_find(spans, 3, "softmax", KITE_F32, 100));
+  ck_assert_ptr_null(kite__span_find(spans, 3, "rmsnorm", KITE_BF16, 100));
+  ck_assert_ptr_null(kite__span_find(spans, 0, "softmax", KITE_BF16, 100));
+}
+END_TEST
+
+/* The committed spans: every one names a variant of its op and dtype that
+   takes every N in it, and kite__pick follows them for aligned data. */
+START_TEST(span_table)
+{
+  for (int32_t i = 0; i < kite_row_spans_len; i++) {
+    const struct kite_row_span *s = &kite_row_spans[i];
+    ck_assert(s->variant >= 0 && s->variant < kite_variants_len && s->n_lo >= 1 && s->n_lo <= s->n_hi);
+    const struct kite_variant *v = &kite_variants[s->variant];
+    ck_assert_msg(strcmp(v->op, s->op) == 0 && v->dtype == s->dtype && v->n_min <= s->n_lo && s->n_hi <= v->n_max,
+                  "span %d [%lld, %lld] names %s [%lld, %lld]", (int)i, (long long)s->n_lo, (long long)s->n_hi,
+                  v->name, (long long)v->n_min, (long long)v->n_max);
+    const int64_t mid = s->n_lo + (s->n_hi - s->n_lo) / 2;
+    struct kite_row_why why;
+    ck_assert_ptr_eq(kite__pick(s->op, s->dtype, mid, 16, &why), v);
+    ck_assert_ptr_eq(why.span, s);
+  }
+}
+END_TEST
+
 /* gemm rules: nearest in (M, N, K) log2 space, dtype_out and alignment respected. */
 START_TEST(rule_gemm_buckets)
 {
@@ -1702,6 +1746,8 @@ int main(void)
   tc = tcase_create("rules");
   tcase_add_test(tc, rule_nearest_bucket);
   tcase_add_test(tc, rule_constraints_filter);
+  tcase_add_test(tc, span_find);
+  tcase_add_test(tc, span_table);
   tcase_add_test(tc, rule_gemm_buckets);
   tcase_add_test(tc, committed_rules_are_consistent);
   tcase_add_test(tc, gemm_rule_reach);

@@ -1,0 +1,150 @@
+/* kg_span.c - the row ops' measured spans: from every row variant's tuned
+ * times (bench/tuned/<gpu>.times.tsv), for each op and dtype, the runs of
+ * row lengths over which one variant is predicted fastest.
+ *
+ * A variant's cost at N is its measured time per element, interpolated
+ * linearly in log2 N between the tuned lengths it ran at (flat beyond
+ * them), so at a tuned length the measured fastest wins.  The cost is
+ * compared at every tuned N, at every variant's n_min and n_max + 1, and
+ * KG_SPAN_STEPS times per octave between; a span's variant accepts every N
+ * in it.  Rows just past a variant's n_max are where the nearest tuned
+ * point's choice goes wrong (session 6, bench/NOTES.md): the next variant
+ * there is compared on its measured cost, not on its neighbour's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kg.h"
+
+#define KG_SPAN_STEPS 16
+#define KG_SPAN_OCTAVES 31   /* row lengths up to 2^31 */
+
+/* One variant of the group being spanned. */
+typedef struct kg_rvar {
+  const char *op, *dtype, *name;   /* owned by the variant records */
+  long long n_min, n_max;
+  int first, count;                /* its points: p[first .. first + count) */
+} kg_rvar;
+
+static int kg_point_cmp(const void *a, const void *b) {
+  const kg_rpoint *x = a, *y = b;
+  if (x->variant != y->variant) return x->variant < y->variant ? -1 : 1;
+  return (x->ln > y->ln) - (x->ln < y->ln);
+}
+
+static int kg_ll_cmp(const void *a, const void *b) {
+  long long x = *(const long long *)a, y = *(const long long *)b;
+  return (x > y) - (x < y);
+}
+
+/* Variant v's predicted time per element at log2 N = x. */
+static double kg_span_cost(const kg_rvar *v, const kg_rpoint *p, double x) {
+  const kg_rpoint *q = p + v->first;
+  int i;
+  if (x <= q[0].ln) return q[0].cost;
+  for (i = 1; i < v->count; i++)
+    if (x <= q[i].ln)
+      return q[i - 1].cost + (q[i].cost - q[i - 1].cost) * (x - q[i - 1].ln) / (q[i].ln - q[i - 1].ln);
+  return q[v->count - 1].cost;
+}
+
+/* The lengths at which group g (the variants of one op and dtype) is
+   compared, sorted, unique, in [1, top]; their count. */
+static int kg_span_samples(const kg_rvar *rv, const int *g, int ng, const kg_rpoint *p, long long top,
+                           long long *s) {
+  int i, j, n = 0, u = 0;
+  for (i = 0; i <= KG_SPAN_STEPS * KG_SPAN_OCTAVES; i++)
+    s[n++] = llround(pow(2.0, (double)i / KG_SPAN_STEPS));
+  for (i = 0; i < ng; i++) {
+    const kg_rvar *v = &rv[g[i]];
+    s[n++] = v->n_min;
+    s[n++] = v->n_max + 1;
+    for (j = 0; j < v->count; j++) s[n++] = llround(exp2(p[v->first + j].ln));
+  }
+  qsort(s, (size_t)n, sizeof *s, kg_ll_cmp);
+  for (i = 0; i < n; i++)
+    if (s[i] >= 1 && s[i] <= top && (u == 0 || s[i] != s[u - 1])) s[u++] = s[i];
+  return u;
+}
+
+/* The fastest variant of g (an index into rv) accepting all of [lo, hi]; -1 for none. */
+static int kg_span_best(const kg_rvar *rv, const int *g, int ng, const kg_rpoint *p, long long lo, long long hi) {
+  double x = log2((double)lo), best_cost = 0;
+  int i, best = -1;
+  for (i = 0; i < ng; i++) {
+    const kg_rvar *v = &rv[g[i]];
+    double c;
+    if (v->n_min > lo || v->n_max < hi) continue;
+    c = kg_span_cost(v, p, x);
+    if (best < 0 || c < best_cost) {
+      best = g[i];
+      best_cost = c;
+    }
+  }
+  return best;
+}
+
+/* Appends the spans of group g to the array at spans, adjacent runs of one variant merged. */
+static void kg_span_group(lua_State *L, const kg_rvar *rv, const int *g, int ng, const kg_rpoint *p, int spans) {
+  long long top = 0, *s, lo = 0;
+  int i, ns, cur = -1;
+  char buf[256];
+  for (i = 0; i < ng; i++) top = rv[g[i]].n_max > top ? rv[g[i]].n_max : top;
+  s = lua_newuserdatauv(L, (size_t)(KG_SPAN_STEPS * KG_SPAN_OCTAVES + 1 + 4 * ng +
+                                    (ng ? rv[g[ng - 1]].first + rv[g[ng - 1]].count : 0)) * sizeof *s, 0);
+  ns = kg_span_samples(rv, g, ng, p, top, s);
+  for (i = 0; i <= ns; i++) {
+    int best = i < ns ? kg_span_best(rv, g, ng, p, s[i], i + 1 < ns ? s[i + 1] - 1 : top) : -1;
+    if (i < ns && best == cur) continue;
+    if (cur >= 0) {
+      snprintf(buf, sizeof buf, "  {\"%s\", %s, %lld, %lld, %d},  /* %s */\n", rv[cur].op,
+               kg_dtype_enum(rv[cur].dtype), lo, i < ns ? s[i] - 1 : top, cur, rv[cur].name);
+      lua_pushstring(L, buf);
+      lua_rawseti(L, spans, (lua_Integer)lua_rawlen(L, spans) + 1);
+    }
+    cur = best;
+    if (i < ns) lo = s[i];
+  }
+  lua_pop(L, 1);
+}
+
+/* The variant records' fields the spans need, and each variant's points. */
+static kg_rvar *kg_span_vars(lua_State *L, int variants, int nv, const kg_rpoint *p, int np) {
+  kg_rvar *rv = lua_newuserdatauv(L, (size_t)(nv + 1) * sizeof *rv, 0);
+  int i, j = 0;
+  for (i = 0; i < nv; i++) {
+    lua_rawgeti(L, variants, i + 1);
+    rv[i].op = (lua_getfield(L, -1, "op"), lua_tostring(L, -1));
+    rv[i].dtype = (lua_getfield(L, -2, "dtype"), lua_tostring(L, -1));
+    rv[i].name = (lua_getfield(L, -3, "name"), lua_tostring(L, -1));
+    rv[i].n_min = (lua_getfield(L, -4, "n_min"), lua_tointeger(L, -1));
+    rv[i].n_max = (lua_getfield(L, -5, "n_max"), lua_tointeger(L, -1));
+    lua_pop(L, 6);   /* the strings stay alive in the records */
+    rv[i].first = j;
+    while (j < np && p[j].variant == i) j++;
+    rv[i].count = j - rv[i].first;
+  }
+  return rv;
+}
+
+void kg_spans_push(lua_State *L, int variants, kg_rpoint *p, int np) {
+  int nv, i, j, ng, spans, *g;
+  kg_rvar *rv;
+  variants = lua_absindex(L, variants);
+  nv = (int)lua_rawlen(L, variants);
+  lua_newtable(L);
+  spans = lua_gettop(L);
+  qsort(p, (size_t)np, sizeof *p, kg_point_cmp);
+  rv = kg_span_vars(L, variants, nv, p, np);
+  g = lua_newuserdatauv(L, (size_t)(nv + 1) * sizeof *g, 0);
+  for (i = 0; i < nv; i++) {   /* a group per op and dtype, at its first variant with points */
+    if (rv[i].count == 0) continue;
+    for (j = 0; j < i; j++)
+      if (rv[j].count > 0 && strcmp(rv[j].op, rv[i].op) == 0 && strcmp(rv[j].dtype, rv[i].dtype) == 0) break;
+    if (j < i) continue;
+    for (ng = 0, j = i; j < nv; j++)
+      if (rv[j].count > 0 && strcmp(rv[j].op, rv[i].op) == 0 && strcmp(rv[j].dtype, rv[i].dtype) == 0) g[ng++] = j;
+    kg_span_group(L, rv, g, ng, p, spans);
+  }
+  lua_settop(L, spans);
+}
