@@ -1668,8 +1668,8 @@ START_TEST(rule_lookup_cost)
   for (int i = 0; i < reps; i++) sink = kite__pick("softmax", KITE_BF16, 1000 + (i & 1023), 16, NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   const double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / reps;
-  printf("kite: row-op pick (%d rules, %d variants): %.0f ns per lookup\n", (int)kite_rules_len,
-         (int)kite_variants_len, ns);
+  printf("kite: row-op pick (%d spans, %d rules, %d variants): %.0f ns per lookup\n", (int)kite_row_spans_len,
+         (int)kite_rules_len, (int)kite_variants_len, ns);
   ck_assert_ptr_nonnull(sink);
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int32_t lo, hi;
