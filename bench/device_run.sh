@@ -27,6 +27,7 @@
 #                                            the table, its row rules tested, the held-out checks
 #   bash bench/device_run.sh tuneall         make tune: both files come back in $OUT (commit, make gen)
 #   bash bench/device_run.sh tune7           the rmsnorm register variants tested, then tuneall
+#   bash bench/device_run.sh check7          the held-out checks, kite_gemm's overhead, torch.compile
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -357,6 +358,17 @@ tune7() {
   cat "$OUT"/rms_*.log | grep -E ":[EF]:" | cut -c1-250 | head -5
   tuneall
 }
+check7() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  timeout 100 build/kite-bench --check-dispatch --variants >"$OUT/check_dispatch.txt" 2>&1
+  echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
+  grep -E "^(rmsnorm|softmax|cross_entropy) " "$OUT/check_dispatch.txt" | sort -k7 -n -r | head -4
+  timeout 110 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
+  timeout 40 build/kite-bench gemm --overhead >"$OUT/overhead.txt" 2>&1; echo "overhead rc=$?"; tail -6 "$OUT/overhead.txt"
+  PYTHONUNBUFFERED=1 timeout $(left) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -20 "$OUT/vs_torch.txt"
+}
 checktable() {
   left() { echo $(( 580 - ($(date +%s) - T0) )); }
   CK_RUN_CASE=tuned timeout 150 build/test_gpu >"$OUT/tuned_rows.log" 2>&1 &
@@ -401,6 +413,7 @@ case $stage in
   retune6) retune6 ;;
   tuneall) tuneall ;;
   tune7) tune7 ;;
+  check7) check7 ;;
   checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
