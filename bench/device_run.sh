@@ -28,6 +28,7 @@
 #   bash bench/device_run.sh tuneall         make tune: both files come back in $OUT (commit, make gen)
 #   bash bench/device_run.sh tune7           the rmsnorm register variants tested, then tuneall
 #   bash bench/device_run.sh check7          the held-out checks, kite_gemm's overhead, torch.compile
+#   bash bench/device_run.sh check7b         the row held-out check, also on 16-byte rows (two draws), torch.compile
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -369,6 +370,16 @@ check7() {
   PYTHONUNBUFFERED=1 timeout $(left) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
   echo "vs_torch rc=$? ($(left) s left)"; tail -20 "$OUT/vs_torch.txt"
 }
+check7b() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  local s
+  for s in "" "--aligned --seed 7" "--aligned --seed 11"; do
+    timeout 100 build/kite-bench --check-dispatch --variants $s >"$OUT/check_dispatch$(echo $s | tr -d ' -').txt" 2>&1
+    echo "check-dispatch $s: rc=$?"; tail -1 "$OUT/check_dispatch$(echo $s | tr -d ' -').txt"
+  done
+  PYTHONUNBUFFERED=1 timeout $(left) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -20 "$OUT/vs_torch.txt"
+}
 checktable() {
   left() { echo $(( 580 - ($(date +%s) - T0) )); }
   CK_RUN_CASE=tuned timeout 150 build/test_gpu >"$OUT/tuned_rows.log" 2>&1 &
@@ -414,6 +425,7 @@ case $stage in
   tuneall) tuneall ;;
   tune7) tune7 ;;
   check7) check7 ;;
+  check7b) check7b ;;
   checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;

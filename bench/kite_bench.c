@@ -50,6 +50,8 @@ struct opts {
   int nns;
   int64_t elems;
   int variants, quick, device, warmup, reps;
+  int aligned;        /* --check-dispatch draws row lengths that are multiples of 8 */
+  uint64_t seed;      /* --check-dispatch's draws */
   const char *csv;
 };
 
@@ -83,7 +85,9 @@ static void usage(FILE *f)
     "                         header; `kite-bench gemm --tune --times` appends the gemm ones)\n"
     "  --check-dispatch       30 random N per op (bf16): the dispatched variant's time over\n"
     "                         the best variant's, measured in the same run (with --variants:\n"
-    "                         every variant's time too)\n",
+    "                         every variant's time too)\n"
+    "  --aligned              with --check-dispatch: N a multiple of 8 (16-byte rows in bf16)\n"
+    "  --seed S               with --check-dispatch: another draw of the 30 N\n",
     f);
 }
 
@@ -673,9 +677,9 @@ static int cmd_tune(const struct opts *o, const char *path, const char *times_pa
 static int cmd_check_dispatch(const struct opts *o)
 {
   int64_t ns[CHECK_SHAPES];
-  uint64_t seed = 0xc4ecd15aULL;
+  uint64_t seed = o->seed;
   for (int i = 0; i < CHECK_SHAPES; i++) {
-    do ns[i] = (int64_t)log_uniform(&seed, 6.0, 14.0);
+    do ns[i] = (int64_t)log_uniform(&seed, 6.0, 14.0) & (o->aligned ? ~(int64_t)7 : ~(int64_t)0);
     while ((ns[i] & (ns[i] - 1)) == 0);
   }
   struct bench b;
@@ -724,6 +728,7 @@ int main(int argc, char **argv)
   o.elems = (int64_t)1 << 28;
   o.warmup = -1;
   o.reps = -1;
+  o.seed = 0xc4ecd15aULL;
   const char *tune = NULL, *times = NULL;
   int check = 0;
 
@@ -769,6 +774,10 @@ int main(int argc, char **argv)
       times = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--check-dispatch") == 0) {
       check = 1;
+    } else if (strcmp(a, "--aligned") == 0) {
+      o.aligned = 1;
+    } else if (strcmp(a, "--seed") == 0) {
+      o.seed = (uint64_t)parse_count(need_arg(argc, argv, &i), "--seed");
     } else {
       fprintf(stderr, "kite-bench: unknown argument '%s'\n\n", a);
       usage(stderr);

@@ -20,7 +20,11 @@
  *             gemm-like op) in [0, 2^31) (default 0), eff (per-mille
  *             throughput the gemm heuristic assumes) in [1, 1000]
  *             (default 1000), cost_k (the K-equivalent of a tile's work
- *             outside its k-loop) in [0, 2^31) (default 0); dtype (default
+ *             outside its k-loop) in [0, 2^31) (default 0), n_step (the
+ *             row lengths its work comes in: a row of N costs about what
+ *             one of N rounded up to a multiple of n_step does; read by
+ *             the measured spans, kg_span.c) in [1, 2^31) (default 1);
+ *             dtype (default
  *             p.dtype) and dtype_out (default dtype) one of bf16, f16, f32,
  *             e4m3; no other fields
  * Points: axes sorted by name, the last varying fastest, values in array
@@ -30,7 +34,7 @@
  * axes (axis names, sorted), vals (private copies of the value arrays, in
  * the same order), valid, name, namepat (name is a compiled pattern), meta,
  * env (space.lua's environment).  A variant record holds: name, op, dtype,
- * dtype_out, n_min, n_max, align, rank, tile_m, tile_n, eff, cost_k, params ("a=1 b=x"), pt (its point),
+ * dtype_out, n_min, n_max, align, rank, tile_m, tile_n, eff, cost_k, n_step, params ("a=1 b=x"), pt (its point),
  * space. */
 #include <stdarg.h>
 #include <stdint.h>
@@ -102,7 +106,7 @@ static const char *const kg_fields[] = {
 
 static const char *const kg_metafields[] = {
   "n_min", "n_max", "align", "rank", "dtype", "dtype_out", "tile_m",
-  "tile_n", "eff", "cost_k", NULL
+  "tile_n", "eff", "cost_k", "n_step", NULL
 };
 
 /* Refuses keys of table t not in list; what names the table. */
@@ -331,7 +335,7 @@ static const struct {
   {"align", 1, 1, INT32_MAX, 0}, {"rank", 0, INT32_MIN, INT32_MAX, 0},
   {"tile_m", 0, 0, INT32_MAX, 0}, {"tile_n", 0, 0, INT32_MAX, 0},
   {"eff", 0, 1, 1000, 1000}, {"cost_k", 0, 0, INT32_MAX, 0},
-  {NULL, 0, 0, 0, 0}
+  {"n_step", 0, 1, INT32_MAX, 1}, {NULL, 0, 0, 0, 0}
 };
 
 /* Copies the integers of meta table m into variant record v. */

@@ -2,14 +2,17 @@
  * times (bench/tuned/<gpu>.times.tsv), for each op and dtype, the runs of
  * row lengths over which one variant is predicted fastest.
  *
- * A variant's cost at N is its measured time per element, interpolated
- * linearly in log2 N between the tuned lengths it ran at (flat beyond
- * them), so at a tuned length the measured fastest wins.  The cost is
- * compared at every tuned N, at every variant's n_min and n_max + 1, and
+ * A variant's work comes in steps of n_step elements (its meta): a row of
+ * N costs about what one of pad(N) = N rounded up to a multiple of n_step
+ * does.  So its cost per padded element, measured at the tuned lengths, is
+ * interpolated linearly in log2 N (flat beyond them), and a row of N is
+ * predicted to cost that times pad(N); at a tuned length the measured
+ * fastest wins.  The cost is compared at every tuned N, at every variant's
+ * n_min, n_max + 1 and first KG_SPAN_PADS step boundaries, and
  * KG_SPAN_STEPS times per octave between; a span's variant accepts every N
- * in it.  Rows just past a variant's n_max are where the nearest tuned
- * point's choice goes wrong (session 6, bench/NOTES.md): the next variant
- * there is compared on its measured cost, not on its neighbour's. */
+ * in it.  Rows just past a chunk are where the nearest tuned point's
+ * choice goes wrong (sessions 6 and 7, bench/NOTES.md): a variant that
+ * then runs a nearly empty chunk is charged for it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +21,12 @@
 
 #define KG_SPAN_STEPS 16
 #define KG_SPAN_OCTAVES 31   /* row lengths up to 2^31 */
+#define KG_SPAN_PADS 32      /* step boundaries sampled per variant */
 
 /* One variant of the group being spanned. */
 typedef struct kg_rvar {
   const char *op, *dtype, *name;   /* owned by the variant records */
-  long long n_min, n_max;
+  long long n_min, n_max, n_step;
   int first, count;                /* its points: p[first .. first + count) */
 } kg_rvar;
 
@@ -37,15 +41,25 @@ static int kg_ll_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Variant v's predicted time per element at log2 N = x. */
-static double kg_span_cost(const kg_rvar *v, const kg_rpoint *p, double x) {
+/* n rounded up to a multiple of v's step. */
+static double kg_span_pad(const kg_rvar *v, long long n) {
+  return (double)((n + v->n_step - 1) / v->n_step) * (double)v->n_step;
+}
+
+/* Variant v's predicted time for a row of n (in the points' unit, per
+   element of the tuned rows' M*N). */
+static double kg_span_cost(const kg_rvar *v, const kg_rpoint *p, long long n) {
   const kg_rpoint *q = p + v->first;
+  double x = log2((double)n), c = q[v->count - 1].cost;
   int i;
-  if (x <= q[0].ln) return q[0].cost;
-  for (i = 1; i < v->count; i++)
-    if (x <= q[i].ln)
-      return q[i - 1].cost + (q[i].cost - q[i - 1].cost) * (x - q[i - 1].ln) / (q[i].ln - q[i - 1].ln);
-  return q[v->count - 1].cost;
+  if (x <= q[0].ln) c = q[0].cost;
+  else
+    for (i = 1; i < v->count; i++)
+      if (x <= q[i].ln) {
+        c = q[i - 1].cost + (q[i].cost - q[i - 1].cost) * (x - q[i - 1].ln) / (q[i].ln - q[i - 1].ln);
+        break;
+      }
+  return c * kg_span_pad(v, n);
 }
 
 /* The lengths at which group g (the variants of one op and dtype) is
@@ -59,6 +73,7 @@ static int kg_span_samples(const kg_rvar *rv, const int *g, int ng, const kg_rpo
     const kg_rvar *v = &rv[g[i]];
     s[n++] = v->n_min;
     s[n++] = v->n_max + 1;
+    for (j = 1; j <= KG_SPAN_PADS; j++) s[n++] = (long long)j * v->n_step + 1;
     for (j = 0; j < v->count; j++) s[n++] = llround(exp2(p[v->first + j].ln));
   }
   qsort(s, (size_t)n, sizeof *s, kg_ll_cmp);
@@ -69,13 +84,13 @@ static int kg_span_samples(const kg_rvar *rv, const int *g, int ng, const kg_rpo
 
 /* The fastest variant of g (an index into rv) accepting all of [lo, hi]; -1 for none. */
 static int kg_span_best(const kg_rvar *rv, const int *g, int ng, const kg_rpoint *p, long long lo, long long hi) {
-  double x = log2((double)lo), best_cost = 0;
+  double best_cost = 0;
   int i, best = -1;
   for (i = 0; i < ng; i++) {
     const kg_rvar *v = &rv[g[i]];
     double c;
     if (v->n_min > lo || v->n_max < hi) continue;
-    c = kg_span_cost(v, p, x);
+    c = kg_span_cost(v, p, lo);
     if (best < 0 || c < best_cost) {
       best = g[i];
       best_cost = c;
@@ -90,7 +105,7 @@ static void kg_span_group(lua_State *L, const kg_rvar *rv, const int *g, int ng,
   int i, ns, cur = -1;
   char buf[256];
   for (i = 0; i < ng; i++) top = rv[g[i]].n_max > top ? rv[g[i]].n_max : top;
-  s = lua_newuserdatauv(L, (size_t)(KG_SPAN_STEPS * KG_SPAN_OCTAVES + 1 + 4 * ng +
+  s = lua_newuserdatauv(L, (size_t)(KG_SPAN_STEPS * KG_SPAN_OCTAVES + 1 + (KG_SPAN_PADS + 4) * ng +
                                     (ng ? rv[g[ng - 1]].first + rv[g[ng - 1]].count : 0)) * sizeof *s, 0);
   ns = kg_span_samples(rv, g, ng, p, top, s);
   for (i = 0; i <= ns; i++) {
@@ -119,7 +134,8 @@ static kg_rvar *kg_span_vars(lua_State *L, int variants, int nv, const kg_rpoint
     rv[i].name = (lua_getfield(L, -3, "name"), lua_tostring(L, -1));
     rv[i].n_min = (lua_getfield(L, -4, "n_min"), lua_tointeger(L, -1));
     rv[i].n_max = (lua_getfield(L, -5, "n_max"), lua_tointeger(L, -1));
-    lua_pop(L, 6);   /* the strings stay alive in the records */
+    rv[i].n_step = (lua_getfield(L, -6, "n_step"), lua_tointeger(L, -1));
+    lua_pop(L, 7);   /* the strings stay alive in the records */
     rv[i].first = j;
     while (j < np && p[j].variant == i) j++;
     rv[i].count = j - rv[i].first;

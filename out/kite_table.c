@@ -1459,159 +1459,270 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_BF16, 513, 1024, 22},  /* cross_entropy_bf16_reg_t32_r4_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 1025, 2048, 20},  /* cross_entropy_bf16_reg_t64_r2_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 2049, 4096, 16},  /* cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 4097, 4870, 17},  /* cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 4871, 8192, 34},  /* cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 8193, 10623, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 10624, 16384, 35},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 16385, 17108, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 17109, 31378, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 31379, 177504, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 177505, 220435, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 220436, 1073741824, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 4097, 4864, 17},  /* cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 4865, 8192, 34},  /* cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 8193, 9216, 123},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 9217, 16384, 35},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 16385, 17408, 123},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 17409, 24576, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 24577, 32768, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 32769, 40960, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 40961, 49152, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 49153, 57344, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 57345, 65536, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 65537, 73728, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 73729, 81920, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 81921, 90112, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 90113, 98304, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 98305, 106496, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 106497, 114688, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 114689, 122880, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 122881, 131072, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 131073, 139264, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 139265, 147456, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 147457, 155648, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 155649, 163840, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 163841, 172032, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 172033, 177504, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 177505, 221184, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 221185, 229376, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 229377, 237568, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 237569, 1073741824, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 1, 256, 41},  /* cross_entropy_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 257, 489, 49},  /* cross_entropy_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 490, 512, 51},  /* cross_entropy_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 257, 449, 49},  /* cross_entropy_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 450, 512, 51},  /* cross_entropy_f16_reg_t32_r8_n2_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 513, 1024, 63},  /* cross_entropy_f16_reg_t32_r4_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 1025, 2048, 61},  /* cross_entropy_f16_reg_t64_r2_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 2049, 4096, 57},  /* cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 4097, 5311, 58},  /* cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 5312, 8192, 75},  /* cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 8193, 10623, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 10624, 16384, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 16385, 30047, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 30048, 177504, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 177505, 220435, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 220436, 1073741824, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 4097, 5086, 58},  /* cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 5087, 8192, 75},  /* cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 8193, 9216, 124},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 9217, 16384, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 16385, 17408, 124},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 17409, 24576, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 24577, 32768, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 32769, 40960, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 40961, 49152, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 49153, 57344, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 57345, 65536, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 65537, 73728, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 73729, 81920, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 81921, 90112, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 90113, 105544, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 105545, 106496, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 106497, 114688, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 114689, 122880, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 122881, 131072, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 131073, 139264, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 139265, 147456, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 147457, 155648, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 155649, 163840, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 163841, 172032, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 172033, 177504, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 177505, 221184, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 221185, 229376, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 229377, 237568, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 237569, 1073741824, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 1, 128, 82},  /* cross_entropy_f32_reg_t32_r4_n1_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 129, 256, 90},  /* cross_entropy_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 257, 430, 104},  /* cross_entropy_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 431, 512, 106},  /* cross_entropy_f32_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 257, 384, 104},  /* cross_entropy_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 385, 512, 106},  /* cross_entropy_f32_reg_t32_r8_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 513, 1023, 102},  /* cross_entropy_f32_reg_t64_r2_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 1024, 1024, 105},  /* cross_entropy_f32_reg_t64_r4_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 1025, 2048, 98},  /* cross_entropy_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 2049, 2434, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 2435, 2895, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 2896, 3443, 116},  /* cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 3444, 4096, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 4097, 7193, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 7194, 8192, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 8193, 11584, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 11585, 16383, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 16384, 37315, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 37316, 57548, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 57549, 162772, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 162773, 230194, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 230195, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 244, 284},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 245, 256, 282},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 2049, 2816, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 2817, 3297, 116},  /* cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 3298, 4096, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 4097, 6144, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 6145, 8192, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 8193, 11264, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 11265, 12288, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 12289, 13312, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 13313, 13776, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 13777, 14336, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 14337, 16384, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 16385, 18432, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 18433, 20480, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 20481, 21504, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 21505, 24576, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 24577, 25600, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 25601, 28672, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 28673, 32768, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 32769, 61440, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 61441, 65536, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 65537, 69632, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 69633, 73728, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 73729, 77824, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 77825, 81920, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 81921, 86016, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 86017, 90112, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 90113, 94208, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 94209, 101069, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 101070, 102400, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 102401, 106496, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 106497, 110592, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 110593, 114688, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 114689, 118784, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 118785, 122880, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 122881, 126976, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 126977, 131072, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 131073, 136874, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 136875, 139264, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 139265, 251029, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 251030, 253952, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 253953, 262143, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 262144, 262144, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 262145, 285869, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 285870, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 224, 284},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 225, 256, 282},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 257, 512, 291},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 1023, 304},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1024, 1024, 306},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 980, 304},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 981, 1024, 306},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 1025, 1960, 302},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 1961, 2048, 305},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 2049, 4095, 299},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 4096, 4096, 303},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 4097, 4276, 315},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 4277, 5311, 295},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5312, 8192, 300},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 10623, 320},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 10624, 13192, 316},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 4277, 5086, 295},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5087, 8192, 300},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 9216, 296},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 9217, 13192, 316},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
   {"rmsnorm", KITE_BF16, 13193, 16384, 301},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 30047, 320},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 30048, 77935, 400},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 77936, 155871, 405},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 155872, 230194, 400},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 230195, 1073741824, 405},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 244, 323},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 245, 256, 321},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 17108, 408},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_BF16, 17109, 29696, 320},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 29697, 77824, 400},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 77825, 155648, 405},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 155649, 229376, 400},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 229377, 1073741824, 405},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 224, 323},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 225, 256, 321},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
   {"rmsnorm", KITE_F16, 257, 512, 330},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 980, 343},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 981, 1024, 345},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 938, 343},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 939, 1024, 345},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
   {"rmsnorm", KITE_F16, 1025, 2047, 341},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
   {"rmsnorm", KITE_F16, 2048, 2048, 344},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
   {"rmsnorm", KITE_F16, 2049, 3921, 338},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
   {"rmsnorm", KITE_F16, 3922, 4096, 342},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 4466, 349},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 4467, 5311, 334},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5312, 8192, 339},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 10172, 359},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 10173, 12097, 355},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 4097, 4352, 349},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 4353, 5086, 334},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5087, 8192, 339},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 9728, 335},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 9729, 12097, 355},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
   {"rmsnorm", KITE_F16, 12098, 16384, 340},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 28773, 359},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 28774, 68437, 402},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 16385, 17108, 409},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F16, 17109, 28672, 359},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 28673, 68437, 402},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
   {"rmsnorm", KITE_F16, 68438, 169978, 406},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
   {"rmsnorm", KITE_F16, 169979, 220435, 402},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
   {"rmsnorm", KITE_F16, 220436, 1073741824, 406},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 69, 362},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 70, 128, 360},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1, 66, 362},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 67, 128, 360},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
   {"rmsnorm", KITE_F32, 129, 256, 369},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 469, 382},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 470, 512, 367},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 898, 380},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 899, 1024, 363},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 382},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 367},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 824, 380},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 825, 1024, 363},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
   {"rmsnorm", KITE_F32, 1025, 1721, 377},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
   {"rmsnorm", KITE_F32, 1722, 1960, 381},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
   {"rmsnorm", KITE_F32, 1961, 2048, 364},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
   {"rmsnorm", KITE_F32, 2049, 4096, 378},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 410},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5087, 5792, 389},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5793, 8192, 379},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 12097, 398},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 4097, 4608, 394},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 4609, 5086, 389},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 410},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 5546, 389},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5547, 8192, 379},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9728, 410},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9729, 12097, 398},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
   {"rmsnorm", KITE_F32, 12098, 13776, 407},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
   {"rmsnorm", KITE_F32, 13777, 15688, 398},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
   {"rmsnorm", KITE_F32, 15689, 55108, 404},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
   {"rmsnorm", KITE_F32, 55109, 1073741824, 407},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
   {"softmax", KITE_BF16, 1, 256, 411},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"softmax", KITE_BF16, 257, 512, 419},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 938, 433},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 939, 1024, 417},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1960, 431},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1961, 2048, 414},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 433},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 417},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 431},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 414},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
   {"softmax", KITE_BF16, 2049, 4095, 427},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
   {"softmax", KITE_BF16, 4096, 4096, 432},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 4870, 447},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 4871, 5311, 444},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5312, 8192, 428},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 11584, 445},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 11585, 14386, 448},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 14387, 16384, 429},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 19483, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 19484, 30047, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 30048, 1073741824, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 4097, 4608, 447},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 4609, 5120, 444},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5121, 8192, 428},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 11264, 445},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 11265, 14336, 448},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 14337, 16384, 429},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 22528, 446},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 22529, 24576, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 24577, 27648, 446},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 27649, 32768, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 57344, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 57345, 147456, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 155648, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 155649, 163840, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 163841, 172032, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 172033, 180224, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 180225, 188416, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 188417, 196608, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196609, 204800, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 204801, 212992, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 212993, 221184, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 221185, 229376, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 229377, 237568, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 237569, 1073741824, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
   {"softmax", KITE_F16, 1, 256, 451},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
   {"softmax", KITE_F16, 257, 512, 459},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 938, 473},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 939, 1024, 457},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 473},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 457},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
   {"softmax", KITE_F16, 1025, 1877, 471},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
   {"softmax", KITE_F16, 1878, 2048, 454},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 4095, 467},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4096, 4096, 472},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 4870, 487},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 4871, 5311, 484},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 468},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 467},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 472},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 4663, 487},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 4664, 5086, 484},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5087, 8192, 468},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
   {"softmax", KITE_F16, 8193, 11584, 485},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 11585, 14386, 488},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 14387, 16384, 469},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 20346, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 20347, 24575, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24576, 26385, 486},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 26386, 28773, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 28774, 1073741824, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 11585, 14336, 488},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 14337, 16384, 469},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 27553, 486},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 27554, 32768, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 57344, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 57345, 147456, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 155648, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 155649, 163840, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 163841, 172032, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 172033, 180224, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 180225, 188416, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 188417, 196608, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 196609, 204800, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 204801, 212992, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 212993, 221184, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 221185, 229376, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 229377, 237568, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 237569, 1073741824, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
   {"softmax", KITE_F32, 1, 128, 491},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
   {"softmax", KITE_F32, 129, 255, 499},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 430, 513},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 431, 512, 497},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 513, 860, 511},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 861, 1023, 494},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 384, 513},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 385, 512, 497},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 513, 755, 511},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 756, 1023, 494},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
   {"softmax", KITE_F32, 1024, 1511, 507},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
   {"softmax", KITE_F32, 1512, 1877, 495},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
   {"softmax", KITE_F32, 1878, 2048, 507},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
   {"softmax", KITE_F32, 2049, 4096, 508},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 4466, 542},  /* softmax_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax", KITE_F32, 4467, 6048, 525},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 4097, 6048, 525},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
   {"softmax", KITE_F32, 6049, 8192, 509},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12097, 537},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 12098, 13192, 539},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 13193, 1073741824, 537},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 8193, 12287, 526},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12288, 12288, 539},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 12633, 526},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12634, 16384, 537},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 539},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 537},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 28672, 539},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 1073741824, 537},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
 };
-const int32_t kite_row_spans_len = 159;
+const int32_t kite_row_spans_len = 270;

@@ -601,6 +601,8 @@ static const char *const errors[][2] = {
                     "one of bf16, f16, f32, e4m3 (variant bad_bf16_int8)"},
   {"err_eff", "err_eff/bad/space.lua: meta(p).eff must be an integer in "
               "[1, 1000] (variant bad_0)"},
+  {"err_step", "err_step/bad/space.lua: meta(p).n_step must be an integer in "
+               "[1, 2147483647] (variant bad_0)"},
   {"err_field", "err_field/bad/space.lua: the returned table has unknown "
                 "field 'vaild'"},
   {"err_opname", "err_opname/bad/space.lua: op is 'good' but the folder is "

@@ -206,20 +206,23 @@ end
 
 function M.meta(p, opts)
   local size = dtypes[p.dtype].size
+  -- n_step: a resident row costs a whole chunk, a streamed one whole chunks
+  local step = M.chunk(p)
   if p.mode == "bulk" then
-    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = bulk_first(p, opts) and 0 or 6 }
+    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = bulk_first(p, opts) and 0 or 6, n_step = step }
   end
   if p.mode == "stream" then
     local cache = opts.two_pass and 3 or 0
-    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = (p.pipe == 2 and p.cache == cache) and 3 or 6 }
+    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = (p.pipe == 2 and p.cache == cache) and 3 or 6,
+             n_step = step }
   end
   if p.mode == "reg" then
-    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = reg_rank(p, opts) }
+    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = reg_rank(p, opts), n_step = step }
   end
   if p.access == "v16" then
-    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 2 }
+    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 2, n_step = step }
   end
-  return { n_min = 1, n_max = M.N_MAX, align = size, rank = 5 }
+  return { n_min = 1, n_max = M.N_MAX, align = size, rank = 5, n_step = step }
 end
 
 M.PIPE_BYTES = 64   -- most data a pipelining thread holds: more spills at 64 registers
