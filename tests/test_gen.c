@@ -904,6 +904,40 @@ START_TEST(test_times_spans) {
 }
 END_TEST
 
+/* n_step: gamma_s1024 costs 1 us per padded element at N = 1024 and 2048,
+ * gamma_s1 1.2 per element.  A row just past a step pays for the whole next
+ * step, so s1 wins after each multiple of 1024 until 1.2 N passes the padded
+ * length (853, 1707, 2560, 3413; found to within 1/16 octave), and s1024
+ * from there to the multiple. */
+START_TEST(test_times_steps) {
+  const char *body = XH "gamma\tbf16\tbf16\t1\t1024\t0\tgamma_s1024\t1024\t4\n"
+                        "gamma\tbf16\tbf16\t1\t2048\t0\tgamma_s1024\t2048\t4\n"
+                        "gamma\tbf16\tbf16\t1\t1024\t0\tgamma_s1\t1228.8\t4\n"
+                        "gamma\tbf16\tbf16\t1\t2048\t0\tgamma_s1\t2457.6\t4\n";
+  char *d = tmpdir(), *s;
+  PATH(out, d, "out");
+  PATH(times, d, "h200.times.tsv");
+  run r;
+  spit(times, body);
+  r = run_args("-t", FIX "steps", "-o", out, "--times", times, NULL);
+  ck_assert_msg(r.rc == 0, "%s", r.err);
+  s = slurp(cat(out, "kite_table.c"));
+  ck_assert_msg(strstr(s, "const struct kite_row_span kite_row_spans[] = {\n"
+                          "  {\"gamma\", KITE_BF16, 1, 860, 0},  /* gamma_s1 */\n"
+                          "  {\"gamma\", KITE_BF16, 861, 1024, 1},  /* gamma_s1024 */\n"
+                          "  {\"gamma\", KITE_BF16, 1025, 1721, 0},  /* gamma_s1 */\n"
+                          "  {\"gamma\", KITE_BF16, 1722, 2048, 1},  /* gamma_s1024 */\n"
+                          "  {\"gamma\", KITE_BF16, 2049, 2655, 0},  /* gamma_s1 */\n"
+                          "  {\"gamma\", KITE_BF16, 2656, 3072, 1},  /* gamma_s1024 */\n"
+                          "  {\"gamma\", KITE_BF16, 3073, 3443, 0},  /* gamma_s1 */\n"
+                          "  {\"gamma\", KITE_BF16, 3444, 4096, 1},  /* gamma_s1024 */\n"
+                          "};\nconst int32_t kite_row_spans_len = 8;\n") != NULL, "%s", s);
+  free(s);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
 #define XL(rest) rest "\t4\n"
 static const char *const times_errors[][2] = {
   {"op\tdtype\n", ":1: the first line that is not a comment must be the header"},
@@ -977,6 +1011,7 @@ static Suite *gen_suite(void) {
   tcase_add_test(tc, test_fit_exact);
   tcase_add_test(tc, test_times_models);
   tcase_add_test(tc, test_times_spans);
+  tcase_add_test(tc, test_times_steps);
   tcase_add_loop_test(tc, test_times_errors, 0,
                       (int)(sizeof times_errors / sizeof times_errors[0]));
   suite_add_tcase(s, tc);
