@@ -92,7 +92,9 @@ void kg_times_load(lua_State *L, int variants);
 
 typedef struct kg_rpoint {
   int variant;            /* table index */
-  double ln, cost;        /* log2 N; measured time per padded element (us; kg_span.c) */
+  long long n;            /* the row length it ran at */
+  double cost;            /* measured time per row (us); kg_span.c makes it per padded element */
+  double ln;              /* log2 n, set by kg_span.c */
 } kg_rpoint;
 
 /* Pushes the kite_row_spans rows predicted from the points p[0..np) (sorted

@@ -33,7 +33,7 @@ typedef struct kg_rvar {
 static int kg_point_cmp(const void *a, const void *b) {
   const kg_rpoint *x = a, *y = b;
   if (x->variant != y->variant) return x->variant < y->variant ? -1 : 1;
-  return (x->ln > y->ln) - (x->ln < y->ln);
+  return (x->n > y->n) - (x->n < y->n);
 }
 
 static int kg_ll_cmp(const void *a, const void *b) {
@@ -74,7 +74,7 @@ static int kg_span_samples(const kg_rvar *rv, const int *g, int ng, const kg_rpo
     s[n++] = v->n_min;
     s[n++] = v->n_max + 1;
     for (j = 1; j <= KG_SPAN_PADS; j++) s[n++] = (long long)j * v->n_step + 1;
-    for (j = 0; j < v->count; j++) s[n++] = llround(exp2(p[v->first + j].ln));
+    for (j = 0; j < v->count; j++) s[n++] = p[v->first + j].n;
   }
   qsort(s, (size_t)n, sizeof *s, kg_ll_cmp);
   for (i = 0; i < n; i++)
@@ -100,13 +100,14 @@ static int kg_span_best(const kg_rvar *rv, const int *g, int ng, const kg_rpoint
 }
 
 /* Appends the spans of group g to the array at spans, adjacent runs of one variant merged. */
-static void kg_span_group(lua_State *L, const kg_rvar *rv, const int *g, int ng, const kg_rpoint *p, int spans) {
+static void kg_span_group(lua_State *L, const kg_rvar *rv, const int *g, int ng, const kg_rpoint *p, int np,
+                          int spans) {
   long long top = 0, *s, lo = 0;
   int i, ns, cur = -1;
   char buf[256];
   for (i = 0; i < ng; i++) top = rv[g[i]].n_max > top ? rv[g[i]].n_max : top;
-  s = lua_newuserdatauv(L, (size_t)(KG_SPAN_STEPS * KG_SPAN_OCTAVES + 1 + (KG_SPAN_PADS + 4) * ng +
-                                    (ng ? rv[g[ng - 1]].first + rv[g[ng - 1]].count : 0)) * sizeof *s, 0);
+  s = lua_newuserdatauv(L, (size_t)(KG_SPAN_STEPS * KG_SPAN_OCTAVES + 1 + (KG_SPAN_PADS + 2) * ng + np) * sizeof *s,
+                        0);
   ns = kg_span_samples(rv, g, ng, p, top, s);
   for (i = 0; i <= ns; i++) {
     int best = i < ns ? kg_span_best(rv, g, ng, p, s[i], i + 1 < ns ? s[i + 1] - 1 : top) : -1;
@@ -123,8 +124,9 @@ static void kg_span_group(lua_State *L, const kg_rvar *rv, const int *g, int ng,
   lua_pop(L, 1);
 }
 
-/* The variant records' fields the spans need, and each variant's points. */
-static kg_rvar *kg_span_vars(lua_State *L, int variants, int nv, const kg_rpoint *p, int np) {
+/* The variant records' fields the spans need, and each variant's points,
+   their time per row made per padded element. */
+static kg_rvar *kg_span_vars(lua_State *L, int variants, int nv, kg_rpoint *p, int np) {
   kg_rvar *rv = lua_newuserdatauv(L, (size_t)(nv + 1) * sizeof *rv, 0);
   int i, j = 0;
   for (i = 0; i < nv; i++) {
@@ -137,7 +139,10 @@ static kg_rvar *kg_span_vars(lua_State *L, int variants, int nv, const kg_rpoint
     rv[i].n_step = (lua_getfield(L, -6, "n_step"), lua_tointeger(L, -1));
     lua_pop(L, 7);   /* the strings stay alive in the records */
     rv[i].first = j;
-    while (j < np && p[j].variant == i) j++;
+    for (; j < np && p[j].variant == i; j++) {
+      p[j].ln = log2((double)p[j].n);
+      p[j].cost /= kg_span_pad(&rv[i], p[j].n);
+    }
     rv[i].count = j - rv[i].first;
   }
   return rv;
@@ -160,7 +165,7 @@ void kg_spans_push(lua_State *L, int variants, kg_rpoint *p, int np) {
     if (j < i) continue;
     for (ng = 0, j = i; j < nv; j++)
       if (rv[j].count > 0 && strcmp(rv[j].op, rv[i].op) == 0 && strcmp(rv[j].dtype, rv[i].dtype) == 0) g[ng++] = j;
-    kg_span_group(L, rv, g, ng, p, spans);
+    kg_span_group(L, rv, g, ng, p, np, spans);
   }
   lua_settop(L, spans);
 }

@@ -261,7 +261,7 @@ void kg_tune_load(lua_State *L, int variants) {
   lua_settop(L, rules);
 }
 
-/* ---- the gemm times ------------------------------------------------ */
+/* ---- the times: gemm models and row spans ------------------------- */
 
 /* The points of the times file, by variant: what the fit and the spans read. */
 typedef struct kg_times {
@@ -297,10 +297,8 @@ static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_ti
   lua_getfield(L, v, "index");
   if (tile_m < 1 || tile_n < 1) {   /* a row op's time: a point of its spans */
     tm->rp[tm->nr].variant = (int)lua_tointeger(L, -1);
-    tm->rp[tm->nr].ln = log2((double)n);
-    lua_getfield(L, v, "n_step");
-    tm->rp[tm->nr].cost = t / ((double)m * (double)((n + lua_tointeger(L, -1) - 1) / lua_tointeger(L, -1) *
-                                                     lua_tointeger(L, -1)));
+    tm->rp[tm->nr].n = n;
+    tm->rp[tm->nr].cost = t / (double)m;
     tm->nr++;
     lua_settop(L, v - 1);
     return;

@@ -301,7 +301,7 @@ kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N,
                       kite__dtype_name(dtype), (long long)N);
   if (why.span)
     snprintf(buf, len,
-             "%s %s M=%lld N=%lld: %s (measured model: of every variant's tuned times per element, "
+             "%s %s M=%lld N=%lld: %s (measured model: of every variant's tuned times per padded element, "
              "interpolated in log2 N, the least for N in [%lld, %lld]; assumes 16-byte-aligned pointers and "
              "strides, else the tuned rules pick among the variants that take the data)",
              op, kite__dtype_name(dtype), (long long)M, (long long)N, v->name, (long long)why.span->n_lo,
