@@ -1056,19 +1056,17 @@ static FILE *open_csv(const char *path)
 #define OVERHEAD_DRAIN 32       /* calls between stream syncs: the launch queue never fills */
 
 /* kite_gemm's host time from its call to the moment its kernel launch is
-   reached (launch_clock.c), over OVERHEAD_CALLS calls after a warm-up. */
-static void overhead_shape(struct gemm_bench *b, const struct gemm_shape *s)
+   reached (launch_clock.c), over OVERHEAD_CALLS calls after a warm-up, into
+   to_launch and whole (ms).  With alternate, every other call has M - 1, so
+   no call finds its choice remembered from the one before (kite_gemm.c). */
+static void overhead_calls(struct gemm_bench *b, const struct problem *p, int alternate, float *to_launch,
+                           float *whole)
 {
-  struct problem p;
-  memset(&p, 0, sizeof p);
-  p.M = s->M;
-  p.N = s->N;
-  p.K = s->K;
-  if (!problem_alloc(b, &p)) die("%lldx%lldx%lld does not fit", (long long)p.M, (long long)p.N, (long long)p.K);
-  float *to_launch = xmalloc(OVERHEAD_CALLS * sizeof *to_launch), *whole = xmalloc(OVERHEAD_CALLS * sizeof *whole);
   for (int i = -OVERHEAD_DRAIN; i < OVERHEAD_CALLS; i++) {
+    const int64_t M = alternate && (i & 1) && p->M > 1 ? p->M - 1 : p->M;
     const uint64_t t0 = launch_clock_now();
-    kite_status st = kite_gemm(b->o.ab, b->o.c, p.M, p.N, p.K, 1.0f, p.A, p.K, p.B, p.K, 0.0f, p.C, p.N, b->stream);
+    kite_status st = kite_gemm(b->o.ab, b->o.c, M, p->N, p->K, 1.0f, p->A, p->K, p->B, p->K, 0.0f, p->C, p->N,
+                               b->stream);
     const uint64_t t1 = launch_clock_ns(), t2 = launch_clock_now();
     if (st != KITE_OK) die("kite_gemm: %s: %s", kite_status_str(st), kite_last_error());
     if (t1 < t0) die("no launch seen by launch_clock.c (is nvcc's launch entry still __cudaLaunchKernel?)");
@@ -1079,11 +1077,27 @@ static void overhead_shape(struct gemm_bench *b, const struct gemm_shape *s)
     if ((i + 1) % OVERHEAD_DRAIN == 0) CUDA_CHECK(cudaStreamSynchronize(b->stream));
   }
   CUDA_CHECK(cudaStreamSynchronize(b->stream));
+}
+
+/* One shape's line: the same call repeated, and calls alternating with M - 1. */
+static void overhead_shape(struct gemm_bench *b, const struct gemm_shape *s)
+{
+  struct problem p;
+  memset(&p, 0, sizeof p);
+  p.M = s->M;
+  p.N = s->N;
+  p.K = s->K;
+  if (!problem_alloc(b, &p)) die("%lldx%lldx%lld does not fit", (long long)p.M, (long long)p.N, (long long)p.K);
+  float *to_launch = xmalloc(OVERHEAD_CALLS * sizeof *to_launch), *whole = xmalloc(OVERHEAD_CALLS * sizeof *whole);
+  overhead_calls(b, &p, 1, to_launch, whole);
+  const struct timing m = timing_of(to_launch, OVERHEAD_CALLS);
+  overhead_calls(b, &p, 0, to_launch, whole);
   const struct timing a = timing_of(to_launch, OVERHEAD_CALLS), w = timing_of(whole, OVERHEAD_CALLS);
   char variant[256] = "", name[64];
   dispatched_name(b, &p, variant, sizeof variant);
   snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)p.M, (long long)p.N, (long long)p.K);
-  printf("%-17s %-44s %12.2f %12.2f %12.2f\n", name, variant, a.median_us, a.min_us, w.median_us);
+  printf("%-17s %-44s %12.2f %12.2f %12.2f %12.2f %12.2f\n", name, variant, a.median_us, a.min_us, w.median_us,
+         m.median_us, m.min_us);
   free(to_launch);
   free(whole);
   problem_free(&p);
@@ -1094,7 +1108,9 @@ static int overhead_run(struct gemm_bench *b)
   setup(b);
   printf("# kite_gemm host overhead, %s: call to launch (argument checks, lookup, tensor maps), %d calls per shape\n",
          b->dev.name, OVERHEAD_CALLS);
-  printf("%-17s %-44s %12s %12s %12s\n", "shape", "variant", "median_us", "min_us", "call_us");
+  printf("# median/min: the same call repeated (its choice remembered); new_*: calls alternating with M - 1\n");
+  printf("%-17s %-44s %12s %12s %12s %12s %12s\n", "shape", "variant", "median_us", "min_us", "call_us",
+         "new_median", "new_min");
   for (int i = 0; i < b->o.nshapes; i++) overhead_shape(b, &b->o.shapes[i]);
   teardown(b);
   return 0;

@@ -28,6 +28,8 @@
 #   bash bench/device_run.sh tuneall         make tune: both files come back in $OUT (commit, make gen)
 #   bash bench/device_run.sh tune7           the rmsnorm register variants tested, then tuneall
 #   bash bench/device_run.sh check7          the held-out checks, kite_gemm's overhead, torch.compile
+#   bash bench/device_run.sh tune8           the occ/hint rows tested and timed, the row tune, the
+#                                            table, its rules tested, torch.compile (rmsnorm, softmax)
 #   bash bench/device_run.sh check7b         the row held-out check, also on 16-byte rows (two draws), torch.compile
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
@@ -334,6 +336,43 @@ retune6() {
   echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
 }
 
+# Session 8: the occ/hint rows (one CTA more per SM, .cs loads and stores)
+# tested and timed at 1024 and 16384, the row tune (committed gemm lines
+# kept), the table, its row rules tested, torch.compile on rmsnorm and softmax.
+tune8() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) pat f
+  for pat in "*_o1*" "*_cs"; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="$pat" timeout 150 build/test_gpu >"$OUT/tweak$(echo "$pat" | tr -d '*').log" 2>&1 &
+  done
+  wait
+  echo "occ/hint variants tested: $(( $(date +%s) - t0 )) s"
+  cat "$OUT"/tweak*.log | grep -E "^[0-9]+%: Checks" | awk '{ c += $3; f += $5; e += $7 } END { printf "  %d checks, %d failures, %d errors\n", c, f, e }'
+  cat "$OUT"/tweak*.log | grep -E ":[EF]:" | cut -c1-250 | head -5
+  timeout 90 build/kite-bench --variants --op rmsnorm,softmax --n 1024,16384 >"$OUT/variants.txt" 2>&1
+  echo "variants: rc=$?"
+  for f in "rmsnorm 1024" "rmsnorm 16384" "softmax 1024" "softmax 16384"; do   # the fastest five (TB/s first)
+    awk -v k="$f" '$1 " " $4 == k && NF >= 9 { print $(NF-2), $0 }' "$OUT/variants.txt" | sort -g -r | head -5 | cut -c1-150
+  done
+  t0=$(date +%s)
+  timeout $(( $(left) - 200 )) build/kite-bench --tune /tmp/rows.tsv --times /tmp/rows.times.tsv >"$OUT/tune_rows.log" 2>&1
+  echo "row tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "^tune:" "$OUT/tune_rows.log" | tail -2
+  if [ -s /tmp/rows.tsv ] && [ -s /tmp/rows.times.tsv ]; then
+    { cat /tmp/rows.tsv; grep '^gemm' bench/tuned/h200.tsv; } >/tmp/h200.tsv
+    { cat /tmp/rows.times.tsv; grep '^gemm' bench/tuned/h200.times.tsv; } >/tmp/h200.times.tsv
+    cp /tmp/h200.tsv bench/tuned/h200.tsv; cp /tmp/h200.times.tsv bench/tuned/h200.times.tsv
+    cp bench/tuned/h200.tsv bench/tuned/h200.times.tsv "$OUT/"
+  fi
+  echo "tsv: $(grep -cv '^#' bench/tuned/h200.tsv) lines, $(grep -c failed bench/tuned/h200.tsv) failed"
+  grep -E "^rmsnorm\sbf16\sbf16\s[0-9]+\s(1024|16384)\s|^softmax\sbf16\sbf16\s[0-9]+\s(1024|16384)\s" bench/tuned/h200.tsv | cut -f5,7,8,9,10
+  { make gen KITE_GPU=h200 && make -j16 build test-bins build/kite-bench; } >"$OUT/regen.log" 2>&1
+  echo "regenerated: rc=$?"; grep -E "kite-gen:|rror" "$OUT/regen.log" | head -3
+  CK_RUN_CASE=tuned timeout 100 build/test_gpu >"$OUT/tuned_rows.log" 2>&1
+  echo "test_gpu tuned: rc=$? $(grep -E '^[0-9]+%: Checks' "$OUT/tuned_rows.log")"; grep -E ":[EF]:" "$OUT/tuned_rows.log" | head -3
+  PYTHONUNBUFFERED=1 timeout $(left) python3 bench/vs_torch.py --op rmsnorm,softmax --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -14 "$OUT/vs_torch.txt"
+}
+
 # Next session, first call: the whole tune (rows and gemm, with every
 # variant's time: bench/tuned/h200.tsv and h200.times.tsv come back in $OUT;
 # commit them, make gen, then the "checktable" stage).
@@ -426,6 +465,7 @@ case $stage in
   tune7) tune7 ;;
   check7) check7 ;;
   check7b) check7b ;;
+  tune8) tune8 ;;
   checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;

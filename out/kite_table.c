@@ -286,6 +286,7 @@ cudaError_t kite_v_gemm_tma_f16_f32_256x128x64_s4_wg2_c1x2(const void *args, cud
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -300,6 +301,7 @@ cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -308,6 +310,10 @@ cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -322,9 +328,23 @@ cudaError_t kite_v_rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cuda
 cudaError_t kite_v_rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -339,6 +359,7 @@ cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -361,9 +382,19 @@ cudaError_t kite_v_rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -378,6 +409,7 @@ cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -386,6 +418,11 @@ cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -400,6 +437,20 @@ cudaError_t kite_v_rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
@@ -415,6 +466,7 @@ cudaError_t kite_v_rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_softmax_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -428,6 +480,7 @@ cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaS
 cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -437,6 +490,10 @@ cudaError_t kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaS
 cudaError_t kite_v_softmax_bf16_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -452,9 +509,23 @@ cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cuda
 cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -468,6 +539,7 @@ cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -492,9 +564,19 @@ cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -508,6 +590,7 @@ cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -517,6 +600,11 @@ cudaError_t kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_softmax_f32_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -532,6 +620,20 @@ cudaError_t kite_v_softmax_f32_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
@@ -831,6 +933,7 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1},
   {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1},
   {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2},
+  {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1},
   {"rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1},
@@ -845,6 +948,7 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1},
   {"rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1},
@@ -853,6 +957,10 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1},
+  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1},
+  {"rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1},
+  {"rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1},
+  {"rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1},
   {"rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4},
   {"rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2},
@@ -867,9 +975,23 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4},
+  {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_cs},
+  {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs},
+  {"rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_cs},
+  {"rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs},
+  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_cs},
+  {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_cs},
+  {"rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_cs},
+  {"rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_cs},
+  {"rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_cs},
+  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs},
+  {"rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs},
+  {"rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs},
+  {"rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs},
   {"rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1},
   {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1},
   {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2},
+  {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1},
   {"rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1},
@@ -884,6 +1006,7 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1", "rmsnorm", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1},
   {"rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1},
@@ -906,9 +1029,19 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4},
   {"rmsnorm_f16_stream_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F16, KITE_F16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4},
+  {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_cs},
+  {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs},
+  {"rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_cs},
+  {"rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs},
+  {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_cs},
+  {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_cs},
+  {"rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1_cs},
+  {"rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1_cs},
+  {"rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1_cs},
   {"rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1},
   {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1},
   {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2},
+  {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1},
   {"rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1},
@@ -923,6 +1056,7 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1},
   {"rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1},
@@ -931,6 +1065,11 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1},
+  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1},
+  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1},
+  {"rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1},
+  {"rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1},
+  {"rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1},
   {"rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4},
   {"rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2},
@@ -945,6 +1084,20 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4},
   {"rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4},
+  {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_cs},
+  {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs},
+  {"rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_cs},
+  {"rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs},
+  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_cs},
+  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_cs},
+  {"rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_cs},
+  {"rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_cs},
+  {"rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_cs},
+  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs},
+  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs},
+  {"rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs},
+  {"rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs},
+  {"rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4},
   {"rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2},
@@ -960,6 +1113,7 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t32_r4_n1_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r4_n1_v16_c0_p1},
   {"softmax_bf16_reg_t32_r8_n1_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1},
   {"softmax_bf16_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2},
+  {"softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1},
   {"softmax_bf16_reg_t128_r1_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r1_n2_v16_c0_p1},
   {"softmax_bf16_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_bf16_reg_t512_r1_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p1},
@@ -973,6 +1127,7 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2},
   {"softmax_bf16_reg_t128_r2_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n2_v16_c0_p2},
   {"softmax_bf16_reg_t64_r4_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p2},
+  {"softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1},
   {"softmax_bf16_reg_t128_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1},
@@ -982,6 +1137,10 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t32_r4_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r4_n4_v16_c0_p1},
   {"softmax_bf16_reg_t64_r4_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1},
   {"softmax_bf16_reg_t32_r8_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1},
+  {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1},
+  {"softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1},
+  {"softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1},
+  {"softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1},
   {"softmax_bf16_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p2},
   {"softmax_bf16_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p4},
   {"softmax_bf16_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p2},
@@ -997,9 +1156,23 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p4},
   {"softmax_bf16_stream_t512_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p2},
   {"softmax_bf16_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p4},
+  {"softmax_bf16_reg_t32_r8_n1_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_cs},
+  {"softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs},
+  {"softmax_bf16_reg_t32_r8_n2_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_cs},
+  {"softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs},
+  {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_cs},
+  {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_cs},
+  {"softmax_bf16_reg_t128_r2_n4_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_cs},
+  {"softmax_bf16_reg_t64_r4_n4_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_cs},
+  {"softmax_bf16_reg_t32_r8_n4_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_cs},
+  {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs},
+  {"softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs},
+  {"softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs},
+  {"softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs},
   {"softmax_f16_reg_t32_r4_n1_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r4_n1_v16_c0_p1},
   {"softmax_f16_reg_t32_r8_n1_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1},
   {"softmax_f16_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p2},
+  {"softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1},
   {"softmax_f16_reg_t128_r1_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r1_n2_v16_c0_p1},
   {"softmax_f16_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f16_reg_t512_r1_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p1},
@@ -1013,6 +1186,7 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2},
   {"softmax_f16_reg_t128_r2_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p2},
   {"softmax_f16_reg_t64_r4_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p2},
+  {"softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1", "softmax", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1},
   {"softmax_f16_reg_t128_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1},
@@ -1037,9 +1211,19 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p4},
   {"softmax_f16_stream_t512_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p2},
   {"softmax_f16_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p4},
+  {"softmax_f16_reg_t32_r8_n1_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_cs},
+  {"softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs},
+  {"softmax_f16_reg_t32_r8_n2_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_cs},
+  {"softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs", "softmax", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs},
+  {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_cs},
+  {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_cs},
+  {"softmax_f16_reg_t128_r2_n4_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r2_n4_v16_c0_p1_cs},
+  {"softmax_f16_reg_t64_r4_n4_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r4_n4_v16_c0_p1_cs},
+  {"softmax_f16_reg_t32_r8_n4_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n4_v16_c0_p1_cs},
   {"softmax_f32_reg_t32_r4_n1_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r4_n1_v16_c0_p1},
   {"softmax_f32_reg_t32_r8_n1_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1},
   {"softmax_f32_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p2},
+  {"softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1},
   {"softmax_f32_reg_t128_r1_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r1_n2_v16_c0_p1},
   {"softmax_f32_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f32_reg_t512_r1_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p1},
@@ -1053,6 +1237,7 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2},
   {"softmax_f32_reg_t128_r2_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p2},
   {"softmax_f32_reg_t64_r4_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p2},
+  {"softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1},
   {"softmax_f32_reg_t128_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1},
@@ -1062,6 +1247,11 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t32_r4_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r4_n4_v16_c0_p1},
   {"softmax_f32_reg_t64_r4_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1},
   {"softmax_f32_reg_t32_r8_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1},
+  {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1},
+  {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1},
+  {"softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1},
+  {"softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1},
+  {"softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1},
   {"softmax_f32_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p2},
   {"softmax_f32_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p4},
   {"softmax_f32_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p2},
@@ -1077,6 +1267,20 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p4},
   {"softmax_f32_stream_t512_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p2},
   {"softmax_f32_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p4},
+  {"softmax_f32_reg_t32_r8_n1_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_cs},
+  {"softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs},
+  {"softmax_f32_reg_t32_r8_n2_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_cs},
+  {"softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs},
+  {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_cs},
+  {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_cs},
+  {"softmax_f32_reg_t128_r2_n4_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_cs},
+  {"softmax_f32_reg_t64_r4_n4_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_cs},
+  {"softmax_f32_reg_t32_r8_n4_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_cs},
+  {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs},
+  {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs},
+  {"softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs},
+  {"softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs},
+  {"softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs},
   {"softmax_bf16_loop_t512_r1_n4_v16_c3_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1},
   {"softmax_bf16_stream_t512_r1_n2_v16_c3_p2", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p2},
   {"softmax_bf16_stream_t512_r1_n2_v16_c3_p4", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p4},
@@ -1090,136 +1294,136 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 543;
+const int32_t kite_variants_len = 645;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
   {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 284, 193.792f},
   {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 284, 100.320f},
   {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 282, 74.320f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 291, 68.208f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 306, 69.488f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 302, 68.240f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 305, 69.376f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 299, 68.336f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 303, 69.120f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 300, 72.352f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 300, 69.712f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 316, 74.944f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 301, 71.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 320, 82.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 400, 82.192f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 400, 85.168f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 400, 86.784f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 405, 102.560f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 405, 103.328f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 400, 119.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 405, 105.632f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 323, 191.872f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 323, 99.520f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 321, 74.064f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 330, 68.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 345, 69.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 341, 68.464f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 344, 69.840f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 338, 68.416f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 342, 69.472f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 339, 71.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 339, 69.952f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 340, 76.736f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 340, 70.880f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 359, 81.856f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 402, 81.488f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 402, 84.464f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 402, 87.216f},
-  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 406, 102.464f},
-  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 406, 103.616f},
-  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 402, 121.520f},
-  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 406, 106.080f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 362, 178.416f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 360, 130.176f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 369, 130.240f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 367, 129.888f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 363, 129.744f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 377, 130.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 364, 130.704f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 378, 131.248f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 378, 133.296f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 379, 141.728f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 379, 132.496f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 407, 152.448f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 404, 152.064f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 404, 154.160f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 404, 158.048f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 404, 190.144f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 407, 196.112f},
-  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 407, 210.432f},
-  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 407, 202.112f},
-  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 407, 234.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 407, 205.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 411, 196.816f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 411, 104.384f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 411, 69.344f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 419, 68.032f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 417, 68.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 431, 68.032f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 414, 67.760f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 427, 68.208f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 432, 68.928f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 428, 73.712f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 428, 68.896f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 448, 78.736f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 429, 74.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 533, 79.600f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 531, 78.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 531, 78.304f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 531, 78.432f},
-  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 531, 93.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 531, 98.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 531, 118.816f},
-  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 531, 103.536f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 451, 193.728f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 451, 102.864f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 451, 69.456f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 459, 68.064f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 457, 67.792f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 471, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 454, 67.824f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 467, 68.288f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 472, 68.864f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 468, 73.248f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 468, 69.216f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 488, 77.312f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 469, 74.432f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 486, 81.264f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 534, 78.048f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 534, 77.904f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 534, 78.384f},
-  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 534, 93.072f},
-  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 534, 98.464f},
-  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 534, 118.368f},
-  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 534, 103.648f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 491, 176.848f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 491, 130.768f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 513, 130.128f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 497, 129.840f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 507, 129.728f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 495, 129.616f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 507, 132.128f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 508, 131.808f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 508, 133.184f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 509, 146.304f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 509, 132.976f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 539, 148.432f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 537, 137.440f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 537, 137.424f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 537, 142.896f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 537, 170.464f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 537, 181.712f},
-  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 537, 197.408f},
-  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 537, 196.160f},
-  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 537, 220.608f},
-  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 537, 202.848f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 292, 68.208f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 308, 69.488f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 304, 68.240f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 307, 69.376f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 301, 68.336f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 305, 69.120f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 302, 72.352f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 302, 69.712f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 322, 74.944f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 303, 71.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 326, 82.992f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 451, 82.192f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 451, 85.168f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 451, 86.784f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 456, 102.560f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 456, 103.328f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 451, 119.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 456, 105.632f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 342, 191.872f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 342, 99.520f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 340, 74.064f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 350, 68.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 366, 69.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 362, 68.464f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 365, 69.840f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 359, 68.416f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 363, 69.472f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 360, 71.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 360, 69.952f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 361, 76.736f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 361, 70.880f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 380, 81.856f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 453, 81.488f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 453, 84.464f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 453, 87.216f},
+  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 457, 102.464f},
+  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 457, 103.616f},
+  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 453, 121.520f},
+  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 457, 106.080f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 392, 178.416f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 390, 130.176f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 400, 130.240f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 398, 129.888f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 394, 129.744f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 409, 130.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 395, 130.704f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 410, 131.248f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 410, 133.296f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 411, 141.728f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 411, 132.496f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 458, 152.448f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 455, 152.064f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 455, 154.160f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 455, 158.048f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 455, 190.144f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 458, 196.112f},
+  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 458, 210.432f},
+  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 458, 202.112f},
+  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 458, 234.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 458, 205.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 462, 196.816f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 462, 104.384f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 462, 69.344f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 471, 68.032f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 469, 68.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 484, 68.032f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 466, 67.760f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 480, 68.208f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 485, 68.928f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 481, 73.712f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 481, 68.896f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 505, 78.736f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 482, 74.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 635, 79.600f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 633, 78.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 633, 78.304f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 633, 78.432f},
+  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 633, 93.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 633, 98.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 633, 118.816f},
+  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 633, 103.536f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 521, 193.728f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 521, 102.864f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 521, 69.456f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 530, 68.064f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 528, 67.792f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 543, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 525, 67.824f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 539, 68.288f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 544, 68.864f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 540, 73.248f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 540, 69.216f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 560, 77.312f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 541, 74.432f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 558, 81.264f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 636, 78.048f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 636, 77.904f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 636, 78.384f},
+  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 636, 93.072f},
+  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 636, 98.464f},
+  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 636, 118.368f},
+  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 636, 103.648f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 572, 176.848f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 572, 130.768f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 596, 130.128f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 579, 129.840f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 590, 129.728f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 577, 129.616f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 590, 132.128f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 591, 131.808f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 591, 133.184f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 592, 146.304f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 592, 132.976f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 641, 148.432f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 639, 137.440f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 639, 137.424f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 639, 142.896f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 639, 170.464f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 639, 181.712f},
+  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 639, 197.408f},
+  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 639, 196.160f},
+  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 639, 220.608f},
+  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 639, 202.848f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 268.784f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.880f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.216f},
@@ -1576,153 +1780,153 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 285870, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 1, 224, 284},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
   {"rmsnorm", KITE_BF16, 225, 256, 282},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 291},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 980, 304},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 981, 1024, 306},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 1960, 302},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1961, 2048, 305},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4095, 299},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4096, 4096, 303},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 4276, 315},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 4277, 5086, 295},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5087, 8192, 300},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 9216, 296},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 9217, 13192, 316},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 13193, 16384, 301},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 17108, 408},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_BF16, 17109, 29696, 320},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 29697, 77824, 400},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 77825, 155648, 405},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 155649, 229376, 400},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 229377, 1073741824, 405},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 224, 323},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 225, 256, 321},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 330},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 938, 343},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 939, 1024, 345},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 2047, 341},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2048, 2048, 344},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 3921, 338},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 3922, 4096, 342},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 4352, 349},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 4353, 5086, 334},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5087, 8192, 339},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 9728, 335},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 9729, 12097, 355},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 12098, 16384, 340},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 17108, 409},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F16, 17109, 28672, 359},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 28673, 68437, 402},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 68438, 169978, 406},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 169979, 220435, 402},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 220436, 1073741824, 406},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 66, 362},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 67, 128, 360},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 369},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 382},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 367},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 824, 380},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 825, 1024, 363},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1721, 377},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1722, 1960, 381},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1961, 2048, 364},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 4096, 378},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 4608, 394},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 4609, 5086, 389},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 410},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 5546, 389},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5547, 8192, 379},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9728, 410},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9729, 12097, 398},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 12098, 13776, 407},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 13777, 15688, 398},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 15689, 55108, 404},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 55109, 1073741824, 407},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"softmax", KITE_BF16, 1, 256, 411},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 419},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 433},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 417},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 431},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 414},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 4095, 427},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4096, 4096, 432},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 4608, 447},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 4609, 5120, 444},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5121, 8192, 428},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 11264, 445},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 11265, 14336, 448},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 14337, 16384, 429},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 22528, 446},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 22529, 24576, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 24577, 27648, 446},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 27649, 32768, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 57344, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 57345, 147456, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 147457, 155648, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 155649, 163840, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 163841, 172032, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 172033, 180224, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 180225, 188416, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 188417, 196608, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196609, 204800, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 204801, 212992, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 212993, 221184, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 221185, 229376, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 229377, 237568, 533},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 237569, 1073741824, 531},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 451},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 459},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 473},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 457},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 471},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 454},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 467},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 472},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 4663, 487},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 4664, 5086, 484},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5087, 8192, 468},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 11584, 485},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 11585, 14336, 488},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 14337, 16384, 469},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 27553, 486},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 27554, 32768, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 57344, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 57345, 147456, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 147457, 155648, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 155649, 163840, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 163841, 172032, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 172033, 180224, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 180225, 188416, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 188417, 196608, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 196609, 204800, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 204801, 212992, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 212993, 221184, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 221185, 229376, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 229377, 237568, 536},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 237569, 1073741824, 534},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 491},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 499},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 384, 513},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 385, 512, 497},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 513, 755, 511},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 756, 1023, 494},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1024, 1511, 507},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1512, 1877, 495},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1878, 2048, 507},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 508},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 6048, 525},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 6049, 8192, 509},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12287, 526},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12288, 12288, 539},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 12633, 526},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12634, 16384, 537},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 539},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 537},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 28672, 539},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 1073741824, 537},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 292},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 980, 306},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 981, 1024, 308},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 1960, 304},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1961, 2048, 307},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4095, 301},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4096, 4096, 305},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 4276, 321},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 4277, 5086, 296},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5087, 8192, 302},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 9216, 297},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 9217, 13192, 322},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 13193, 16384, 303},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 17108, 459},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_BF16, 17109, 29696, 326},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 29697, 77824, 451},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 77825, 155648, 456},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 155649, 229376, 451},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 229377, 1073741824, 456},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 224, 342},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 225, 256, 340},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 350},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 938, 364},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 939, 1024, 366},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 2047, 362},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2048, 2048, 365},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 3921, 359},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3922, 4096, 363},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 4352, 370},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 4353, 5086, 354},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5087, 8192, 360},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 9728, 355},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 9729, 12097, 376},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 12098, 16384, 361},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 17108, 460},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F16, 17109, 28672, 380},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 28673, 68437, 453},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 68438, 169978, 457},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 169979, 220435, 453},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 220436, 1073741824, 457},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 66, 392},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 67, 128, 390},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 400},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 414},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 398},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 824, 412},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 825, 1024, 394},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1721, 409},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1722, 1960, 413},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1961, 2048, 395},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 4096, 410},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 4608, 431},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 4609, 5086, 426},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 461},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 5546, 426},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5547, 8192, 411},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9728, 461},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9729, 12097, 435},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 12098, 13776, 458},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 13777, 15688, 435},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 15689, 55108, 455},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 55109, 1073741824, 458},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"softmax", KITE_BF16, 1, 256, 462},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 471},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 486},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 469},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 484},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 466},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 4095, 480},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4096, 4096, 485},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 4608, 504},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 4609, 5120, 501},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5121, 8192, 481},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 11264, 502},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 11265, 14336, 505},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 14337, 16384, 482},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 22528, 503},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 22529, 24576, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 24577, 27648, 503},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 27649, 32768, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 57344, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 57345, 147456, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 155648, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 155649, 163840, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 163841, 172032, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 172033, 180224, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 180225, 188416, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 188417, 196608, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196609, 204800, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 204801, 212992, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 212993, 221184, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 221185, 229376, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 229377, 237568, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 237569, 1073741824, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 521},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 530},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 545},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 528},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 543},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 525},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 539},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 544},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 4663, 559},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 4664, 5086, 556},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5087, 8192, 540},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 11584, 557},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 11585, 14336, 560},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 14337, 16384, 541},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 27553, 558},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 27554, 32768, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 57344, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 57345, 147456, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 155648, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 155649, 163840, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 163841, 172032, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 172033, 180224, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 180225, 188416, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 188417, 196608, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 196609, 204800, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 204801, 212992, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 212993, 221184, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 221185, 229376, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 229377, 237568, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 237569, 1073741824, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 572},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 581},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 384, 596},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 385, 512, 579},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 513, 755, 594},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 756, 1023, 576},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1024, 1511, 590},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1512, 1877, 577},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1878, 2048, 590},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 591},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 6048, 613},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 6049, 8192, 592},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12287, 614},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12288, 12288, 641},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 12633, 614},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12634, 16384, 639},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 641},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 639},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 28672, 641},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 1073741824, 639},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
 };
 const int32_t kite_row_spans_len = 270;

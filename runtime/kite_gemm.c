@@ -236,6 +236,33 @@ static const struct kite_variant *kite_gemm_choose(kite_dtype ab, kite_dtype c, 
   return kite__gemm_pick(kite_variants + lo, hi - lo, ab, c, M, N, K, align, sms);
 }
 
+/* The last choice of this thread: a model step costs 0.5-0.9 us, as much as
+   the rest of the call, and a program calls the same shapes over and over.
+   The table is constant, so the same problem always gets the same variant;
+   per thread, so no lock. */
+struct kite_gemm_memo {
+  kite_dtype ab, c;
+  int64_t M, N, K;
+  int32_t align;
+  int sms;
+  const struct kite_variant *v;
+};
+
+static _Thread_local struct kite_gemm_memo kite_gemm_last;
+
+const struct kite_variant *kite__gemm_choice(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
+                                             int32_t align, int sms)
+{
+  struct kite_gemm_memo *m = &kite_gemm_last;
+  if (m->v && m->ab == ab && m->c == c && m->M == M && m->N == N && m->K == K && m->align == align &&
+      m->sms == sms)
+    return m->v;
+  struct kite_gemm_why why;
+  const struct kite_variant *v = kite_gemm_choose(ab, c, M, N, K, align, sms, &why);
+  *m = (struct kite_gemm_memo){ ab, c, M, N, K, align, sms, v };
+  return v;
+}
+
 kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K, float alpha,
                       const void *A, int64_t lda, const void *B, int64_t ldb, float beta,
                       void *C, int64_t ldc, cudaStream_t stream)
@@ -248,8 +275,7 @@ kite_status kite_gemm(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t
   const int32_t align = kite_gemm_align(&a, kite__dtype_size(ab));
   /* Without an SM count the launch fails anyway; NO_KERNEL is reported first. */
   const cudaError_t e = kite__device_sms(&sms);
-  struct kite_gemm_why why;
-  const struct kite_variant *v = kite_gemm_choose(ab, c, M, N, K, align, e == cudaSuccess ? sms : 1, &why);
+  const struct kite_variant *v = kite__gemm_choice(ab, c, M, N, K, align, e == cudaSuccess ? sms : 1);
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s x %s -> %s with %d-byte-"
                       "aligned A, B and strides (was out/ filtered?)", kite__dtype_name(ab),

@@ -106,6 +106,11 @@ const struct kite_gemm_model *kite__gemm_model_pick(const struct kite_gemm_model
 const struct kite_rule *kite__gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
                                         int32_t align);
 
+/* kite_gemm's variant for a problem on sms SMs (the one kite_explain names,
+   for any alignment): remembered per thread for the next call's problem. */
+const struct kite_variant *kite__gemm_choice(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
+                                             int32_t align, int sms);
+
 /* kite_explain for op "gemm" (C of the same dtype as A and B). */
 kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K, char *buf, size_t len);
 

@@ -1284,6 +1284,33 @@ START_TEST(gemm_explain)
 }
 END_TEST
 
+/* kite_gemm remembers its last choice per thread: a problem that differs in
+   any one field of the key (dtype, M, N, K) still gets what kite_explain
+   names for it, and asking twice changes nothing. */
+START_TEST(gemm_choice_memo)
+{
+  static const int64_t shapes[][3] = { { 1216, 8488, 3480 }, { 1217, 8488, 3480 }, { 1217, 8489, 3480 },
+                                       { 1217, 8489, 3481 }, { 64, 64, 64 }, { 8192, 8192, 8192 } };
+  char buf[512];
+  for (int round = 0; round < 2; round++)
+    for (int d = 0; d < 2; d++)
+      for (int k = 0; k < 6; k++) {
+        const kite_dtype dt = d ? KITE_F16 : KITE_BF16;
+        const int64_t *sh = shapes[k];
+        const kite_status s = kite_explain("gemm", dt, sh[0], sh[1], sh[2], buf, sizeof buf);
+        const struct kite_variant *got = kite__gemm_choice(dt, dt, sh[0], sh[1], sh[2], 16, 132);
+        ck_assert_ptr_eq(got, kite__gemm_choice(dt, dt, sh[0], sh[1], sh[2], 16, 132));
+        if (s == KITE_ERR_NO_KERNEL) {
+          ck_assert_ptr_null(got);
+          continue;
+        }
+        KT_KITE_OK(s);
+        ck_assert_msg(got && got == named_in(buf, "gemm", dt), "gemm %lldx%lldx%lld: chose %s, explain says \"%s\"",
+                      (long long)sh[0], (long long)sh[1], (long long)sh[2], got ? got->name : "nothing", buf);
+      }
+}
+END_TEST
+
 /* ---- launch helpers without a driver ------------------------------------------------- */
 
 /* Refusals come before the driver is asked; the map is left untouched. */
@@ -1723,6 +1750,7 @@ int main(void)
   tcase_add_test(tc, gemm_pick_heuristic_choices);
   tcase_add_test(tc, gemm_pick_is_deterministic);
   tcase_add_test(tc, gemm_explain);
+  tcase_add_test(tc, gemm_choice_memo);
   tcase_add_test(tc, tmap_refuses_bad_arguments);
   tcase_add_test(tc, device_sms_without_a_device);
   suite_add_tcase(s, tc);

@@ -37,6 +37,8 @@ function M.axes()
     access = { "v16", "e1" },
     cache = { 0, 3, 6 },
     pipe = { 1, 2, 4 },
+    occ = { 0, 1 },
+    hint = { "none", "cs" },
   }
 end
 
@@ -100,10 +102,11 @@ end
 M.SM_SMEM = 228 * 1024       -- shared memory of one SM, 1 KB of it reserved per CTA
 M.STAGED_THREADS = 1024      -- threads per SM a staged variant aims at (64 registers)
 
--- CTAs per SM a variant is built for (the __launch_bounds__ minimum).
+-- CTAs per SM a variant is built for (the __launch_bounds__ minimum); occ
+-- asks for that many more than the occupancy rule gives.
 function M.min_ctas(p, opts)
   local cta = p.threads * p.rows
-  local by_threads = M.occupancy(p, opts) // cta
+  local by_threads = M.occupancy(p, opts) // cta + p.occ
   if not M.staged(p) then return by_threads end
   return math.min(by_threads, M.SM_SMEM // (M.smem(p) + M.static_smem(p, opts) + 1024))
 end
@@ -141,7 +144,29 @@ function M.staged_valid(p, opts)
   return p.nv == most or (p.threads == 256 and p.nv == 2)
 end
 
+M.SM_THREADS = 2048
+
+-- The occ and hint axes are tried on the resident rows the ladder ranks
+-- first (one row block per CTA of 256 threads, or a wider row), for ops that
+-- write a row: one more CTA per SM (fewer registers, more rows in flight),
+-- and x read / y written with the evict-first cache hint (.cs), leaving L2
+-- to w.  Measured by make tune; ranked after the plain rows until then.
+local function tweaked(p) return p.occ ~= 0 or p.hint ~= "none" end
+
+local function tweak_ok(p, opts)
+  if not opts.two_pass or p.mode ~= "reg" or p.pipe ~= 1 or p.access ~= "v16" then return false end
+  if p.threads == 1024 or p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then return false end
+  if p.threads > 32 and p.nv ~= 4 then return false end
+  local per_sm = M.min_ctas(p, opts) * p.threads * p.rows
+  -- 32 elements a thread (16-bit, 4 accesses) spill with one CTA more at 1536
+  -- threads per SM (40 registers), and f16's conversions already at 1280 (48):
+  -- ptxas -v, CUDA 13.0
+  if p.occ > 0 and p.nv * M.vec(p) >= 32 and (p.dtype ~= "bf16" or per_sm > 1280) then return false end
+  return per_sm <= M.SM_THREADS
+end
+
 function M.valid(p, opts)
+  if tweaked(p) and not tweak_ok(p, opts) then return false, "occ and hint: leading resident rows only" end
   if M.smem(p) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   local cta = p.threads * p.rows
   local small = cta == M.SMALL_CTA and p.mode == "reg" and p.pipe == 1
@@ -199,6 +224,7 @@ end
 
 local function reg_rank(p, opts)
   if p.threads == 1024 then return 4 end
+  if tweaked(p) then return 1 end
   if p.pipe ~= 1 or bulk_first(p, opts) or p.threads * p.rows < M.CTA_THREADS then return 1 end
   if p.threads == 32 or p.nv == 4 then return 0 end
   return 1
@@ -227,8 +253,13 @@ end
 
 M.PIPE_BYTES = 64   -- most data a pipelining thread holds: more spills at 64 registers
 
+-- Names: the tweaks are suffixes, absent at their defaults.
 function M.name(op)
-  return op .. "_${dtype}_${mode}_t${threads}_r${rows}_n${nv}_${access}_c${cache}_p${pipe}"
+  return function(p)
+    return string.format("%s_%s_%s_t%d_r%d_n%d_%s_c%d_p%d%s%s", op, p.dtype, p.mode, p.threads, p.rows,
+                         p.nv, p.access, p.cache, p.pipe, p.occ ~= 0 and "_o" .. p.occ or "",
+                         p.hint ~= "none" and "_" .. p.hint or "")
+  end
 end
 
 -- A whole space.lua for a row op.
@@ -269,8 +300,9 @@ constexpr int kMinCtas = %d;            // CTAs per SM it is built for (register
 constexpr int kPipe = %d;               // row blocks a CTA has in flight (> 1: persistent, prefetching)
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
 constexpr bool kTwoPass = %s;         // the op reads the row a second time for its output
+constexpr bool kOnce = %s;            // x read and y written evict-first (.cs): L2 kept for w
 ]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
-    M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass)))
+    M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass), tostring(p.hint == "cs")))
   add(d.convert())
   add(d.words())
   add(M.DEVICE)
@@ -335,10 +367,12 @@ static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
 // Read-only path loads.  An intrinsic rather than inline asm: the compiler
 // keeps a memory load where the code issues it (before the reduction's
 // barrier, for a prefetch), while side-effect-free asm may be sunk to its use.
-__device__ __forceinline__ raw_t ld_stream(const elem_t *p)
+// once: x's own accesses, which kOnce reads evict-first.
+__device__ __forceinline__ raw_t ld_stream(const elem_t *p, bool once)
 {
   if constexpr (sizeof(raw_t) == 16) {
-    const uint4 v = __ldg(reinterpret_cast<const uint4 *>(p));
+    const uint4 *q = reinterpret_cast<const uint4 *>(p);
+    const uint4 v = kOnce && once ? __ldcs(q) : __ldg(q);
     return *reinterpret_cast<const raw_t *>(&v);
   } else {
     return *reinterpret_cast<const raw_t *>(p);
@@ -402,9 +436,9 @@ __device__ __forceinline__ raw_t splat(float fill)
 
 // Access starting at element i of a row of n: whole, or element-wise at the
 // tail, elements at or past n reading as fill.
-__device__ __forceinline__ raw_t load_raw(const elem_t *row, int i, int n, float fill)
+__device__ __forceinline__ raw_t load_raw(const elem_t *row, int i, int n, float fill, bool once = false)
 {
-  if (i + kVec <= n) return ld_stream(row + i);
+  if (i + kVec <= n) return ld_stream(row + i, once);
   raw_t r = splat(fill);
   const bits_t *b = reinterpret_cast<const bits_t *>(row + i);
 #pragma unroll
@@ -437,7 +471,10 @@ __device__ __forceinline__ void store_floats(elem_t *row, int i, int n, const fl
 {
   const raw_t r = floats_raw(f);
   if (i + kVec <= n) {
-    *reinterpret_cast<raw_t *>(row + i) = r;
+    if constexpr (kOnce && sizeof(raw_t) == 16)
+      __stcs(reinterpret_cast<uint4 *>(row + i), *reinterpret_cast<const uint4 *>(&r));
+    else
+      *reinterpret_cast<raw_t *>(row + i) = r;
     return;
   }
   bits_t *b = reinterpret_cast<bits_t *>(row + i);
@@ -454,12 +491,12 @@ __device__ __forceinline__ int access_index(int base, int j, int t)
 
 // This thread's accesses of the chunk at base; past n they read as fill.
 __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, int n, raw_t (&r)[kNv],
-                                           float fill = 0.f)
+                                           float fill = 0.f, bool once = false)
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int i = access_index(base, j, t);
-    r[j] = i < n ? load_raw(row, i, n, fill) : splat(fill);
+    r[j] = i < n ? load_raw(row, i, n, fill, once) : splat(fill);
   }
 }
 
@@ -619,7 +656,7 @@ M.REG_ROWS = [[
 // it reads as fill.
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv], float fill)
 {
-  load_chunk(row, 0, p.t, n, r, fill);
+  load_chunk(row, 0, p.t, n, r, fill, true);
 }
 
 // Resident rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ...; with
