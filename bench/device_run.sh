@@ -30,6 +30,9 @@
 #   bash bench/device_run.sh check7          the held-out checks, kite_gemm's overhead, torch.compile
 #   bash bench/device_run.sh tune8           the occ/hint rows tested and timed, the row tune, the
 #                                            table, its rules tested, torch.compile (rmsnorm, softmax)
+#   bash bench/device_run.sh clus8           the cluster rows tested, SASS, timed at 16K-256K, the row tune
+#   bash bench/device_run.sh check8          tuned rows tested, gemm overhead and held-out checks, rows
+#                                            held-out, torch.compile at six N
 #   bash bench/device_run.sh check7b         the row held-out check, also on 16-byte rows (two draws), torch.compile
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
@@ -373,6 +376,64 @@ tune8() {
   echo "vs_torch rc=$? ($(left) s left)"; tail -14 "$OUT/vs_torch.txt"
 }
 
+# Session 8, second build: the cluster rows tested (variants and longest rows,
+# three processes), their SASS free of local memory, every variant timed
+# at N = 16384 ... 262144 (three ops), then the row tune (committed gemm
+# lines kept) if the call has room; the tsv files come back in $OUT.
+clus8() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) dt f
+  for dt in bf16 f16 f32; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="*_${dt}_*_x*" timeout 150 build/test_gpu >"$OUT/clus_$dt.log" 2>&1 &
+  done
+  CK_RUN_CASE=huge KITE_TEST_ONLY="*_x*" timeout 150 build/test_gpu >"$OUT/clus_huge.log" 2>&1 &
+  wait
+  echo "cluster variants tested: $(( $(date +%s) - t0 )) s"
+  cat "$OUT"/clus_*.log | grep -E "^[0-9]+%: Checks" | awk '{ c += $3; f += $5; e += $7 } END { printf "  %d checks, %d failures, %d errors\n", c, f, e }'
+  cat "$OUT"/clus_*.log | grep -E ":[EF]:" | cut -c1-250 | head -8
+  for f in build/obj/*/*_x*.o; do
+    cuobjdump --dump-sass "$f" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "$f"
+  done >/tmp/clus_ldl.txt
+  echo "cluster objects with LDL/STL: $(wc -l </tmp/clus_ldl.txt) of $(ls build/obj/*/*_x*.o | wc -l)"
+  cuobjdump --dump-sass build/obj/rmsnorm/rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8.o 2>/dev/null \
+    | grep -oE "(UCGABAR_ARV|UCGABAR_WAIT|CCTL[.A-Z]*|ST\.E[.A-Z0-9]*|STS[.0-9]*|MEMBAR[.A-Z]*|LDG[.A-Z0-9]*)" | sort | uniq -c | head -12
+  timeout 120 build/kite-bench --variants --op all --n 16384,32768,65536,131072,262144 >"$OUT/variants.txt" 2>&1
+  echo "variants: rc=$?"
+  for f in "rmsnorm 32768" "rmsnorm 65536" "rmsnorm 131072" "rmsnorm 262144" "softmax 65536" "softmax 262144" \
+           "cross_entropy 65536" "cross_entropy 262144"; do   # dispatched, then the fastest three
+    awk -v k="$f" '$1 " " $4 == k && $5 == "=" { print "    ", $0 }' "$OUT/variants.txt" | cut -c1-150
+    awk -v k="$f" '$1 " " $4 == k && NF >= 9 && $5 != "=" { print $(NF-2), $0 }' "$OUT/variants.txt" | sort -g -r | head -3 | cut -c1-150
+  done
+  if [ "$(left)" -gt 300 ]; then
+    t0=$(date +%s)
+    timeout $(( $(left) - 10 )) build/kite-bench --tune /tmp/rows.tsv --times /tmp/rows.times.tsv >"$OUT/tune_rows.log" 2>&1
+    echo "row tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "^tune:" "$OUT/tune_rows.log" | tail -2
+    if [ -s /tmp/rows.tsv ] && [ -s /tmp/rows.times.tsv ]; then
+      { cat /tmp/rows.tsv; grep '^gemm' bench/tuned/h200.tsv; } >"$OUT/h200.tsv"
+      { cat /tmp/rows.times.tsv; grep '^gemm' bench/tuned/h200.times.tsv; } >"$OUT/h200.times.tsv"
+      echo "tsv: $(grep -cv '^#' "$OUT/h200.tsv") lines, $(grep -c failed "$OUT/h200.tsv") failed"
+    fi
+  else
+    echo "no room for the row tune ($(left) s left)"
+  fi
+}
+
+# Session 8, last call on the committed table: its row rules tested, the
+# held-out checks (rows, gemm), kite_gemm's overhead, torch.compile.
+check8() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  CK_RUN_CASE=tuned timeout 150 build/test_gpu >"$OUT/tuned_rows.log" 2>&1
+  echo "test_gpu tuned: rc=$? $(grep -E '^[0-9]+%: Checks' "$OUT/tuned_rows.log")"; grep -E ":[EF]:" "$OUT/tuned_rows.log" | head -3
+  timeout 60 build/kite-bench gemm --overhead >"$OUT/overhead.txt" 2>&1; echo "overhead rc=$?"; cat "$OUT/overhead.txt"
+  timeout 110 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
+  timeout 90 build/kite-bench --check-dispatch --variants >"$OUT/check_dispatch.txt" 2>&1
+  echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
+  PYTHONUNBUFFERED=1 timeout $(left) python3 bench/vs_torch.py --n 1024,4096,16384,65536,131072,262144 \
+    --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -22 "$OUT/vs_torch.txt"
+}
+
 # Next session, first call: the whole tune (rows and gemm, with every
 # variant's time: bench/tuned/h200.tsv and h200.times.tsv come back in $OUT;
 # commit them, make gen, then the "checktable" stage).
@@ -466,6 +527,8 @@ case $stage in
   check7) check7 ;;
   check7b) check7b ;;
   tune8) tune8 ;;
+  clus8) clus8 ;;
+  check8) check8 ;;
   checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;

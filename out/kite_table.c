@@ -124,6 +124,30 @@ cudaError_t kite_v_cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p4(const void *args,
 cudaError_t kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -286,7 +310,6 @@ cudaError_t kite_v_gemm_tma_f16_f32_256x128x64_s4_wg2_c1x2(const void *args, cud
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -301,7 +324,6 @@ cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -310,10 +332,6 @@ cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -328,23 +346,9 @@ cudaError_t kite_v_rmsnorm_bf16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cuda
 cudaError_t kite_v_rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -359,7 +363,6 @@ cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -382,19 +385,9 @@ cudaError_t kite_v_rmsnorm_f16_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -409,7 +402,6 @@ cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -418,11 +410,6 @@ cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -437,20 +424,30 @@ cudaError_t kite_v_rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
@@ -466,7 +463,6 @@ cudaError_t kite_v_rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_softmax_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -480,7 +476,6 @@ cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaS
 cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -490,10 +485,6 @@ cudaError_t kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaS
 cudaError_t kite_v_softmax_bf16_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -509,23 +500,9 @@ cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cuda
 cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -539,7 +516,6 @@ cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -564,19 +540,9 @@ cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -590,7 +556,6 @@ cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -600,11 +565,6 @@ cudaError_t kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaSt
 cudaError_t kite_v_softmax_f32_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -620,20 +580,30 @@ cudaError_t kite_v_softmax_f32_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
@@ -771,6 +741,30 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4", "cross_entropy", KITE_F32, KITE_F32, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4},
   {"cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2", "cross_entropy", KITE_F32, KITE_F32, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2},
   {"cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4", "cross_entropy", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4},
+  {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1},
@@ -933,7 +927,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1},
   {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1},
   {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2},
-  {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1},
   {"rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p1},
@@ -948,7 +941,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2},
-  {"rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1},
   {"rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1},
@@ -957,10 +949,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1},
-  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1},
-  {"rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1},
-  {"rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1},
-  {"rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1},
   {"rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t32_r8_n1_v16_c0_p4},
   {"rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n2_v16_c0_p2},
@@ -975,23 +963,9 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t64_r4_n2_v16_c0_p4},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4},
-  {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_cs},
-  {"rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs},
-  {"rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_cs},
-  {"rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs},
-  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_cs},
-  {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_cs},
-  {"rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_cs},
-  {"rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_cs},
-  {"rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_cs},
-  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs},
-  {"rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs},
-  {"rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs},
-  {"rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs},
   {"rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1},
   {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1},
   {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2},
-  {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1},
   {"rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p1},
@@ -1006,7 +980,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2},
-  {"rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1", "rmsnorm", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1},
   {"rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1},
@@ -1029,19 +1002,9 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t64_r4_n2_v16_c0_p4},
   {"rmsnorm_f16_stream_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F16, KITE_F16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4},
-  {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_cs},
-  {"rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs},
-  {"rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_cs},
-  {"rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs},
-  {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_cs},
-  {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_cs},
-  {"rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1_cs},
-  {"rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1_cs},
-  {"rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1_cs", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1_cs},
   {"rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1},
   {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1},
   {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2},
-  {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1},
   {"rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p1},
@@ -1056,7 +1019,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2},
-  {"rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1},
   {"rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1},
@@ -1065,11 +1027,6 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1},
-  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1},
-  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1},
-  {"rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1},
-  {"rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1},
-  {"rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1},
   {"rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p2},
   {"rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t32_r8_n1_v16_c0_p4},
   {"rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t256_r1_n2_v16_c0_p2},
@@ -1084,20 +1041,30 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4},
   {"rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4},
-  {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_cs},
-  {"rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs},
-  {"rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_cs},
-  {"rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs},
-  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_cs},
-  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_cs},
-  {"rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_cs},
-  {"rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_cs},
-  {"rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_cs},
-  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs},
-  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs},
-  {"rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs},
-  {"rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs},
-  {"rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs},
+  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4},
   {"rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2},
@@ -1113,7 +1080,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t32_r4_n1_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r4_n1_v16_c0_p1},
   {"softmax_bf16_reg_t32_r8_n1_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1},
   {"softmax_bf16_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2},
-  {"softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1},
   {"softmax_bf16_reg_t128_r1_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r1_n2_v16_c0_p1},
   {"softmax_bf16_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_bf16_reg_t512_r1_n2_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p1},
@@ -1127,7 +1093,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2},
   {"softmax_bf16_reg_t128_r2_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n2_v16_c0_p2},
   {"softmax_bf16_reg_t64_r4_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p2},
-  {"softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1},
   {"softmax_bf16_reg_t128_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1},
@@ -1137,10 +1102,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t32_r4_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r4_n4_v16_c0_p1},
   {"softmax_bf16_reg_t64_r4_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1},
   {"softmax_bf16_reg_t32_r8_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1},
-  {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1},
-  {"softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1},
-  {"softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1},
-  {"softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1},
   {"softmax_bf16_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p2},
   {"softmax_bf16_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t32_r8_n1_v16_c0_p4},
   {"softmax_bf16_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n2_v16_c0_p2},
@@ -1156,23 +1117,9 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p4},
   {"softmax_bf16_stream_t512_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p2},
   {"softmax_bf16_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c0_p4},
-  {"softmax_bf16_reg_t32_r8_n1_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_cs},
-  {"softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1_o1_cs},
-  {"softmax_bf16_reg_t32_r8_n2_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_cs},
-  {"softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n2_v16_c0_p1_o1_cs},
-  {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_cs},
-  {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_cs},
-  {"softmax_bf16_reg_t128_r2_n4_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_cs},
-  {"softmax_bf16_reg_t64_r4_n4_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_cs},
-  {"softmax_bf16_reg_t32_r8_n4_v16_c0_p1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_cs},
-  {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_o1_cs},
-  {"softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n4_v16_c0_p1_o1_cs},
-  {"softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n4_v16_c0_p1_o1_cs},
-  {"softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n4_v16_c0_p1_o1_cs},
   {"softmax_f16_reg_t32_r4_n1_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r4_n1_v16_c0_p1},
   {"softmax_f16_reg_t32_r8_n1_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1},
   {"softmax_f16_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p2},
-  {"softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1},
   {"softmax_f16_reg_t128_r1_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r1_n2_v16_c0_p1},
   {"softmax_f16_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f16_reg_t512_r1_n2_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p1},
@@ -1186,7 +1133,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2},
   {"softmax_f16_reg_t128_r2_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p2},
   {"softmax_f16_reg_t64_r4_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p2},
-  {"softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1", "softmax", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1},
   {"softmax_f16_reg_t128_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1},
@@ -1211,19 +1157,9 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p4},
   {"softmax_f16_stream_t512_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p2},
   {"softmax_f16_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_stream_t512_r1_n2_v16_c0_p4},
-  {"softmax_f16_reg_t32_r8_n1_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_cs},
-  {"softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs", "softmax", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n1_v16_c0_p1_o1_cs},
-  {"softmax_f16_reg_t32_r8_n2_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_cs},
-  {"softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs", "softmax", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n2_v16_c0_p1_o1_cs},
-  {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_cs},
-  {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_cs},
-  {"softmax_f16_reg_t128_r2_n4_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r2_n4_v16_c0_p1_cs},
-  {"softmax_f16_reg_t64_r4_n4_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r4_n4_v16_c0_p1_cs},
-  {"softmax_f16_reg_t32_r8_n4_v16_c0_p1_cs", "softmax", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t32_r8_n4_v16_c0_p1_cs},
   {"softmax_f32_reg_t32_r4_n1_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r4_n1_v16_c0_p1},
   {"softmax_f32_reg_t32_r8_n1_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1},
   {"softmax_f32_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p2},
-  {"softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1},
   {"softmax_f32_reg_t128_r1_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r1_n2_v16_c0_p1},
   {"softmax_f32_reg_t256_r1_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n2_v16_c0_p1},
   {"softmax_f32_reg_t512_r1_n2_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p1},
@@ -1237,7 +1173,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2},
   {"softmax_f32_reg_t128_r2_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p2},
   {"softmax_f32_reg_t64_r4_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p2},
-  {"softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1},
   {"softmax_f32_reg_t128_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1},
@@ -1247,11 +1182,6 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t32_r4_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r4_n4_v16_c0_p1},
   {"softmax_f32_reg_t64_r4_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1},
   {"softmax_f32_reg_t32_r8_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1},
-  {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1},
-  {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1},
-  {"softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1},
-  {"softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1},
-  {"softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1},
   {"softmax_f32_bulk_t32_r8_n1_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p2},
   {"softmax_f32_bulk_t32_r8_n1_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t32_r8_n1_v16_c0_p4},
   {"softmax_f32_bulk_t256_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t256_r1_n2_v16_c0_p2},
@@ -1267,20 +1197,30 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p4},
   {"softmax_f32_stream_t512_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p2},
   {"softmax_f32_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p4},
-  {"softmax_f32_reg_t32_r8_n1_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_cs},
-  {"softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n1_v16_c0_p1_o1_cs},
-  {"softmax_f32_reg_t32_r8_n2_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_cs},
-  {"softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n2_v16_c0_p1_o1_cs},
-  {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_cs},
-  {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_cs},
-  {"softmax_f32_reg_t128_r2_n4_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_cs},
-  {"softmax_f32_reg_t64_r4_n4_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_cs},
-  {"softmax_f32_reg_t32_r8_n4_v16_c0_p1_cs", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_cs},
-  {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_o1_cs},
-  {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_o1_cs},
-  {"softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n4_v16_c0_p1_o1_cs},
-  {"softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n4_v16_c0_p1_o1_cs},
-  {"softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t32_r8_n4_v16_c0_p1_o1_cs},
+  {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "softmax", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x16", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16", "softmax", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16", "softmax", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16", "softmax", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"softmax_bf16_loop_t512_r1_n4_v16_c3_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1},
   {"softmax_bf16_stream_t512_r1_n2_v16_c3_p2", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p2},
   {"softmax_bf16_stream_t512_r1_n2_v16_c3_p4", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_stream_t512_r1_n2_v16_c3_p4},
@@ -1294,136 +1234,136 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 645;
+const int32_t kite_variants_len = 615;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 284, 193.792f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 284, 100.320f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 282, 74.320f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 292, 68.208f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 308, 69.488f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 304, 68.240f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 307, 69.376f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 301, 68.336f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 305, 69.120f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 302, 72.352f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 302, 69.712f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 322, 74.944f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 303, 71.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 326, 82.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 451, 82.192f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 451, 85.168f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 451, 86.784f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 456, 102.560f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 456, 103.328f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 451, 119.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 456, 105.632f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 342, 191.872f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 342, 99.520f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 340, 74.064f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 350, 68.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 366, 69.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 362, 68.464f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 365, 69.840f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 359, 68.416f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 363, 69.472f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 360, 71.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 360, 69.952f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 361, 76.736f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 361, 70.880f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 380, 81.856f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 453, 81.488f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 453, 84.464f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 453, 87.216f},
-  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 457, 102.464f},
-  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 457, 103.616f},
-  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 453, 121.520f},
-  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 457, 106.080f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 392, 178.416f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 390, 130.176f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 400, 130.240f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 398, 129.888f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 394, 129.744f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 409, 130.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 395, 130.704f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 410, 131.248f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 410, 133.296f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 411, 141.728f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 411, 132.496f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 458, 152.448f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 455, 152.064f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 455, 154.160f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 455, 158.048f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 455, 190.144f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 458, 196.112f},
-  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 458, 210.432f},
-  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 458, 202.112f},
-  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 458, 234.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 458, 205.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 462, 196.816f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 462, 104.384f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 462, 69.344f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 471, 68.032f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 469, 68.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 484, 68.032f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 466, 67.760f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 480, 68.208f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 485, 68.928f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 481, 73.712f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 481, 68.896f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 505, 78.736f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 482, 74.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 635, 79.600f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 633, 78.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 633, 78.304f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 633, 78.432f},
-  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 633, 93.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 633, 98.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 633, 118.816f},
-  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 633, 103.536f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 521, 193.728f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 521, 102.864f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 521, 69.456f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 530, 68.064f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 528, 67.792f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 543, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 525, 67.824f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 539, 68.288f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 544, 68.864f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 540, 73.248f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 540, 69.216f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 560, 77.312f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 541, 74.432f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 558, 81.264f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 636, 78.048f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 636, 77.904f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 636, 78.384f},
-  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 636, 93.072f},
-  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 636, 98.464f},
-  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 636, 118.368f},
-  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 636, 103.648f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 572, 176.848f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 572, 130.768f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 596, 130.128f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 579, 129.840f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 590, 129.728f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 577, 129.616f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 590, 132.128f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 591, 131.808f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 591, 133.184f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 592, 146.304f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 592, 132.976f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 641, 148.432f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 639, 137.440f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 639, 137.424f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 639, 142.896f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 639, 170.464f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 639, 181.712f},
-  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 639, 197.408f},
-  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 639, 196.160f},
-  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 639, 220.608f},
-  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 639, 202.848f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 308, 193.792f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 308, 100.320f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 306, 74.320f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 315, 68.208f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 330, 69.488f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 326, 68.240f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 329, 69.376f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 323, 68.336f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 327, 69.120f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 324, 72.352f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 324, 69.712f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 340, 74.944f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 325, 71.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 344, 82.992f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 448, 82.192f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 448, 85.168f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 448, 86.784f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 453, 102.560f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 453, 103.328f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 448, 119.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 453, 105.632f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 347, 191.872f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 347, 99.520f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 345, 74.064f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 354, 68.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 369, 69.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 365, 68.464f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 368, 69.840f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 362, 68.416f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 366, 69.472f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 363, 71.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 363, 69.952f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 364, 76.736f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 364, 70.880f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 383, 81.856f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 450, 81.488f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 450, 84.464f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 450, 87.216f},
+  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 454, 102.464f},
+  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 454, 103.616f},
+  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 450, 121.520f},
+  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 454, 106.080f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 386, 178.416f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 384, 130.176f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 393, 130.240f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 391, 129.888f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 387, 129.744f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 401, 130.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 388, 130.704f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 402, 131.248f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 402, 133.296f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 403, 141.728f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 403, 132.496f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 455, 152.448f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 452, 152.064f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 452, 154.160f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 452, 158.048f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 452, 190.144f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 455, 196.112f},
+  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 455, 210.432f},
+  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 455, 202.112f},
+  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 455, 234.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 455, 205.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 459, 196.816f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 459, 104.384f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 459, 69.344f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 467, 68.032f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 465, 68.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 479, 68.032f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 462, 67.760f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 475, 68.208f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 480, 68.928f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 476, 73.712f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 476, 68.896f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 496, 78.736f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 477, 74.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 605, 79.600f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 603, 78.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 603, 78.304f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 603, 78.432f},
+  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 603, 93.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 603, 98.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 603, 118.816f},
+  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 603, 103.536f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 499, 193.728f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 499, 102.864f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 499, 69.456f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 507, 68.064f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 505, 67.792f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 519, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 502, 67.824f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 515, 68.288f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 520, 68.864f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 516, 73.248f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 516, 69.216f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 536, 77.312f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 517, 74.432f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 534, 81.264f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 606, 78.048f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 606, 77.904f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 606, 78.384f},
+  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 606, 93.072f},
+  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 606, 98.464f},
+  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 606, 118.368f},
+  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 606, 103.648f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 539, 176.848f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 539, 130.768f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 561, 130.128f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 545, 129.840f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 555, 129.728f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 543, 129.616f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 555, 132.128f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 556, 131.808f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 556, 133.184f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 557, 146.304f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 557, 132.976f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 611, 148.432f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 609, 137.440f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 609, 137.424f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 609, 142.896f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 609, 170.464f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 609, 181.712f},
+  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 609, 197.408f},
+  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 609, 196.160f},
+  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 609, 220.608f},
+  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 609, 202.848f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 268.784f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.880f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.216f},
@@ -1475,7 +1415,7 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 98, 64.512f},
   {"cross_entropy", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 116, 75.488f},
   {"cross_entropy", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 99, 65.744f},
-  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 125, 78.400f},
+  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 149, 78.400f},
   {"cross_entropy", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 117, 69.392f},
   {"cross_entropy", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 121, 75.440f},
   {"cross_entropy", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 107, 72.448f},
@@ -1487,172 +1427,172 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 107, 66.464f},
   {"cross_entropy", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 121, 78.976f},
   {"cross_entropy", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 107, 65.696f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 128, 4.152f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 128, 4.212f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 128, 6.848f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 128, 17.579f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 139, 59.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 128, 3.945f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 139, 4.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 139, 6.992f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 128, 17.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 128, 59.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 128, 4.201f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 128, 4.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 128, 7.475f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 139, 17.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 128, 59.840f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 128, 4.587f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 128, 5.355f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 128, 8.371f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 128, 20.053f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 139, 66.208f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 139, 5.875f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 139, 7.501f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 140, 13.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 129, 37.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 129, 131.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 128, 3.890f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 128, 4.398f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 128, 6.917f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 139, 17.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 128, 59.040f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 128, 3.963f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 128, 4.622f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 139, 7.195f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 128, 17.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 139, 60.160f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 128, 4.265f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 128, 4.878f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 128, 7.653f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 128, 18.197f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 139, 60.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 129, 5.370f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 129, 6.400f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 129, 9.952f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 133, 22.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 140, 72.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 134, 9.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 140, 11.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 142, 19.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 127, 53.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 126, 186.656f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 128, 4.301f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 128, 4.811f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 128, 7.373f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 128, 17.771f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 128, 58.944f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 128, 4.137f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 128, 4.997f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 128, 7.893f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 139, 17.984f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 128, 58.624f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 129, 5.414f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 140, 6.155f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 129, 9.432f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 140, 21.333f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 140, 69.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 140, 9.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 140, 10.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 144, 17.803f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 144, 49.920f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 126, 169.216f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 133, 21.931f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 135, 29.360f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 144, 55.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 144, 182.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 126, 715.968f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 128, 5.141f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 128, 5.413f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 128, 8.531f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 128, 19.744f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 128, 64.672f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 139, 5.376f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 140, 6.394f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 140, 10.008f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 129, 23.504f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 140, 71.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 133, 9.107f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 140, 10.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 142, 16.875f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 142, 49.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 126, 169.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 133, 22.224f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 144, 29.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 142, 55.424f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 144, 182.624f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 144, 725.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 140, 70.112f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 136, 95.648f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 144, 206.464f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 144, 731.456f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 126, 2800.640f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 132, 6.059f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 139, 7.443f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 143, 13.984f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 132, 38.688f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 132, 132.672f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 133, 9.299f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 140, 11.440f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 144, 19.403f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 126, 53.536f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 126, 190.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 133, 22.160f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 135, 29.344f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 142, 54.240f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 142, 182.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 126, 702.464f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 140, 69.632f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 135, 96.192f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 144, 204.864f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 144, 734.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 126, 2793.376f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 140, 252.256f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 126, 343.936f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 144, 825.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 144, 2916.448f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 126, 11777.664f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 126, 1462.144f},
-  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 142, 27.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 127, 2534.208f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 126, 2456.800f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 126, 5736.576f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 144, 202.592f},
-  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 128, 20.555f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 140, 34.656f},
-  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 128, 20.459f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 144, 12.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 152, 4.152f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 152, 4.212f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 152, 6.848f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 152, 17.579f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 163, 59.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 152, 3.945f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 163, 4.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 163, 6.992f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 152, 17.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 152, 59.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 152, 4.201f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 152, 4.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 152, 7.475f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 163, 17.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 152, 59.840f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 152, 4.587f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 152, 5.355f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 152, 8.371f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 152, 20.053f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 163, 66.208f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 163, 5.875f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 163, 7.501f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 164, 13.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 153, 37.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 153, 131.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 152, 3.890f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 152, 4.398f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 152, 6.917f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 163, 17.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 152, 59.040f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 152, 3.963f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 152, 4.622f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 163, 7.195f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 152, 17.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 163, 60.160f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 152, 4.265f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 152, 4.878f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 152, 7.653f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 152, 18.197f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 163, 60.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 153, 5.370f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 153, 6.400f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 153, 9.952f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 157, 22.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 164, 72.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 158, 9.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 164, 11.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 166, 19.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 151, 53.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 150, 186.656f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 152, 4.301f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 152, 4.811f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 152, 7.373f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 152, 17.771f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 152, 58.944f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 152, 4.137f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 152, 4.997f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 152, 7.893f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 163, 17.984f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 152, 58.624f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 153, 5.414f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 164, 6.155f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 153, 9.432f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 164, 21.333f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 164, 69.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 164, 9.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 164, 10.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 168, 17.803f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 168, 49.920f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 150, 169.216f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 157, 21.931f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 159, 29.360f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 168, 55.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 168, 182.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 150, 715.968f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 152, 5.141f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 152, 5.413f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 152, 8.531f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 152, 19.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 152, 64.672f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 163, 5.376f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 164, 6.394f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 164, 10.008f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 153, 23.504f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 164, 71.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 157, 9.107f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 164, 10.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 166, 16.875f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 166, 49.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 150, 169.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 157, 22.224f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 168, 29.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 166, 55.424f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 168, 182.624f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 168, 725.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 164, 70.112f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 160, 95.648f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 168, 206.464f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 168, 731.456f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 150, 2800.640f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 156, 6.059f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 163, 7.443f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 167, 13.984f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 156, 38.688f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 156, 132.672f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 157, 9.299f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 164, 11.440f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 168, 19.403f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 150, 53.536f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 150, 190.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 157, 22.160f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 159, 29.344f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 166, 54.240f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 166, 182.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 150, 702.464f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 164, 69.632f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 159, 96.192f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 168, 204.864f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 168, 734.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 150, 2793.376f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 164, 252.256f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 150, 343.936f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 168, 825.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 168, 2916.448f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 150, 11777.664f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 150, 1462.144f},
+  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 166, 27.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 151, 2534.208f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 150, 2456.800f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 150, 5736.576f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 168, 202.592f},
+  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 152, 20.555f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 164, 34.656f},
+  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 152, 20.459f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 168, 12.088f},
 };
 const int32_t kite_rules_len = 324;
 
 /* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
-  {126, 2.7106f, 0.0098685f, 416.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
-  {127, 2.4232f, 0.0099312f, 432.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.169 */
-  {128, 3.4892f, 0.0034408f, 192.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.101 */
-  {129, 3.5616f, 0.0040888f, 288.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.168 */
-  {130, 3.4513f, 0.0048135f, 344.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.227 */
-  {131, 3.3559f, 0.0053523f, 424.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1: rms log error 0.181 */
-  {132, 3.5803f, 0.0044330f, 272.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.166 */
-  {133, 4.0551f, 0.0041951f, 184.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.182 */
-  {134, 3.2690f, 0.0052531f, 432.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.164 */
-  {135, 3.7427f, 0.0052252f, 352.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.172 */
-  {136, 3.0840f, 0.0075709f, 392.00f, 135},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.144 */
-  {137, 3.3252f, 0.0067235f, 304.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.195 */
-  {138, 3.4922f, 0.0063215f, 296.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1: rms log error 0.243 */
-  {139, 4.0433f, 0.0033760f, 104.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
-  {140, 4.1710f, 0.0038915f, 184.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.173 */
-  {141, 4.2180f, 0.0046015f, 248.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.240 */
-  {142, 3.9555f, 0.0051989f, 360.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.192 */
-  {143, 4.2673f, 0.0042690f, 168.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.171 */
-  {144, 3.9029f, 0.0051109f, 360.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.169 */
-  {145, 3.7240f, 0.0065309f, 288.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp: rms log error 0.209 */
-  {146, 5.5162f, 0.010098f, 64.000f, 135},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.415 */
-  {147, 2.6644f, 0.033211f, 144.00f, 135},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.214 */
-  {148, 1.9714f, 0.014523f, 328.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
-  {149, 2.4354f, 0.018109f, 208.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1: rms log error 0.258 */
-  {150, 2.4727f, 0.014927f, 296.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2: rms log error 0.264 */
-  {151, 1.9428f, 0.017010f, 256.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2: rms log error 0.144 */
+  {150, 2.7106f, 0.0098685f, 416.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
+  {151, 2.4232f, 0.0099312f, 432.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.169 */
+  {152, 3.4892f, 0.0034408f, 192.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.101 */
+  {153, 3.5616f, 0.0040888f, 288.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.168 */
+  {154, 3.4513f, 0.0048135f, 344.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.227 */
+  {155, 3.3559f, 0.0053523f, 424.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1: rms log error 0.181 */
+  {156, 3.5803f, 0.0044330f, 272.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.166 */
+  {157, 4.0551f, 0.0041951f, 184.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.182 */
+  {158, 3.2690f, 0.0052531f, 432.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.164 */
+  {159, 3.7427f, 0.0052252f, 352.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.172 */
+  {160, 3.0840f, 0.0075709f, 392.00f, 135},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.144 */
+  {161, 3.3252f, 0.0067235f, 304.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.195 */
+  {162, 3.4922f, 0.0063215f, 296.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1: rms log error 0.243 */
+  {163, 4.0433f, 0.0033760f, 104.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
+  {164, 4.1710f, 0.0038915f, 184.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.173 */
+  {165, 4.2180f, 0.0046015f, 248.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.240 */
+  {166, 3.9555f, 0.0051989f, 360.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.192 */
+  {167, 4.2673f, 0.0042690f, 168.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.171 */
+  {168, 3.9029f, 0.0051109f, 360.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.169 */
+  {169, 3.7240f, 0.0065309f, 288.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp: rms log error 0.209 */
+  {170, 5.5162f, 0.010098f, 64.000f, 135},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.415 */
+  {171, 2.6644f, 0.033211f, 144.00f, 135},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.214 */
+  {172, 1.9714f, 0.014523f, 328.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
+  {173, 2.4354f, 0.018109f, 208.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1: rms log error 0.258 */
+  {174, 2.4727f, 0.014927f, 296.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2: rms log error 0.264 */
+  {175, 1.9428f, 0.017010f, 256.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2: rms log error 0.144 */
 };
 const int32_t kite_gemm_models_len = 26;
 
@@ -1665,9 +1605,9 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_BF16, 2049, 4096, 16},  /* cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 4097, 4864, 17},  /* cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 4865, 8192, 34},  /* cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 8193, 9216, 123},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 8193, 9216, 147},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_BF16, 9217, 16384, 35},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 16385, 17408, 123},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 16385, 17408, 147},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_BF16, 17409, 24576, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_BF16, 24577, 32768, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 32769, 40960, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
@@ -1700,9 +1640,9 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F16, 2049, 4096, 57},  /* cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 4097, 5086, 58},  /* cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 5087, 8192, 75},  /* cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 8193, 9216, 124},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 8193, 9216, 148},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F16, 9217, 16384, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 16385, 17408, 124},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 16385, 17408, 148},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F16, 17409, 24576, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F16, 24577, 32768, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 32769, 40960, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
@@ -1737,19 +1677,19 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 2049, 2816, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 2817, 3297, 116},  /* cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 3298, 4096, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 4097, 6144, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 4097, 6144, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 6145, 8192, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 8193, 11264, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 8193, 11264, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 11265, 12288, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 12289, 13312, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 12289, 13312, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 13313, 13776, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 13777, 14336, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 13777, 14336, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 14337, 16384, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 16385, 18432, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 16385, 18432, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 18433, 20480, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 20481, 21504, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 20481, 21504, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 21505, 24576, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 24577, 25600, 125},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 24577, 25600, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 25601, 28672, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 28673, 32768, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 32769, 61440, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
@@ -1778,155 +1718,155 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 262144, 262144, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 262145, 285869, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 285870, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 224, 284},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 225, 256, 282},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 292},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 980, 306},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 981, 1024, 308},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 1960, 304},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1961, 2048, 307},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4095, 301},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4096, 4096, 305},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 4276, 321},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 4277, 5086, 296},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5087, 8192, 302},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 9216, 297},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 9217, 13192, 322},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 13193, 16384, 303},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 17108, 459},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_BF16, 17109, 29696, 326},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 29697, 77824, 451},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 77825, 155648, 456},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 155649, 229376, 451},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 229377, 1073741824, 456},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 224, 342},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 225, 256, 340},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 350},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 938, 364},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 939, 1024, 366},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 2047, 362},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2048, 2048, 365},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 3921, 359},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 3922, 4096, 363},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 4352, 370},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 4353, 5086, 354},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5087, 8192, 360},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 9728, 355},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 9729, 12097, 376},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 12098, 16384, 361},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 17108, 460},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F16, 17109, 28672, 380},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 28673, 68437, 453},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 68438, 169978, 457},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 169979, 220435, 453},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 220436, 1073741824, 457},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 66, 392},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 67, 128, 390},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 400},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 414},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 398},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 824, 412},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 825, 1024, 394},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1721, 409},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1722, 1960, 413},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1961, 2048, 395},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 4096, 410},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 4608, 431},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 4609, 5086, 426},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 461},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 5546, 426},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5547, 8192, 411},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9728, 461},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9729, 12097, 435},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 12098, 13776, 458},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 13777, 15688, 435},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 15689, 55108, 455},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 55109, 1073741824, 458},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"softmax", KITE_BF16, 1, 256, 462},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 471},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 486},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 469},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 484},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 466},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 4095, 480},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4096, 4096, 485},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 4608, 504},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 4609, 5120, 501},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5121, 8192, 481},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 11264, 502},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 11265, 14336, 505},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 14337, 16384, 482},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 22528, 503},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 22529, 24576, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 24577, 27648, 503},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 27649, 32768, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 57344, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 57345, 147456, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 147457, 155648, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 155649, 163840, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 163841, 172032, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 172033, 180224, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 180225, 188416, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 188417, 196608, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196609, 204800, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 204801, 212992, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 212993, 221184, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 221185, 229376, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 229377, 237568, 635},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 237569, 1073741824, 633},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 521},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 530},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 545},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 528},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 543},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 525},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 539},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 544},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 4663, 559},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 4664, 5086, 556},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5087, 8192, 540},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 11584, 557},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 11585, 14336, 560},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 14337, 16384, 541},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 27553, 558},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 27554, 32768, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 57344, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 57345, 147456, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 147457, 155648, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 155649, 163840, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 163841, 172032, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 172033, 180224, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 180225, 188416, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 188417, 196608, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 196609, 204800, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 204801, 212992, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 212993, 221184, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 221185, 229376, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 229377, 237568, 638},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 237569, 1073741824, 636},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 572},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 581},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 384, 596},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 385, 512, 579},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 513, 755, 594},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 756, 1023, 576},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1024, 1511, 590},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1512, 1877, 577},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1878, 2048, 590},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 591},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 6048, 613},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 6049, 8192, 592},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12287, 614},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12288, 12288, 641},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 12633, 614},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12634, 16384, 639},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 641},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 639},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 28672, 641},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 1073741824, 639},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"rmsnorm", KITE_BF16, 1, 224, 308},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 225, 256, 306},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 315},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 980, 328},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 981, 1024, 330},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 1960, 326},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1961, 2048, 329},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4095, 323},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4096, 4096, 327},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 4276, 339},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 4277, 5086, 319},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5087, 8192, 324},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 9216, 320},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 9217, 13192, 340},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 13193, 16384, 325},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 17108, 456},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_BF16, 17109, 29696, 344},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 29697, 77824, 448},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 77825, 155648, 453},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 155649, 229376, 448},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 229377, 1073741824, 453},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 224, 347},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 225, 256, 345},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 354},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 938, 367},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 939, 1024, 369},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 2047, 365},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2048, 2048, 368},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 3921, 362},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3922, 4096, 366},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 4352, 373},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 4353, 5086, 358},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5087, 8192, 363},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 9728, 359},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 9729, 12097, 379},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 12098, 16384, 364},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 17108, 457},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F16, 17109, 28672, 383},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 28673, 68437, 450},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 68438, 169978, 454},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 169979, 220435, 450},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 220436, 1073741824, 454},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 66, 386},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 67, 128, 384},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 393},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 406},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 391},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 824, 404},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 825, 1024, 387},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1721, 401},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1722, 1960, 405},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1961, 2048, 388},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 4096, 402},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 4608, 418},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 4609, 5086, 413},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 458},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 5546, 413},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5547, 8192, 403},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9728, 458},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9729, 12097, 422},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 12098, 13776, 455},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 13777, 15688, 422},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 15689, 55108, 452},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 55109, 1073741824, 455},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"softmax", KITE_BF16, 1, 256, 459},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 467},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 481},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 465},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 479},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 462},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 4095, 475},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4096, 4096, 480},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 4608, 495},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 4609, 5120, 492},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5121, 8192, 476},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 11264, 493},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 11265, 14336, 496},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 14337, 16384, 477},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 22528, 494},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 22529, 24576, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 24577, 27648, 494},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 27649, 32768, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 57344, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 57345, 147456, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 155648, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 155649, 163840, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 163841, 172032, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 172033, 180224, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 180225, 188416, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 188417, 196608, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196609, 204800, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 204801, 212992, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 212993, 221184, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 221185, 229376, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 229377, 237568, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 237569, 1073741824, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 499},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 507},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 521},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 505},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 519},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 502},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 515},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 520},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 4663, 535},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 4664, 5086, 532},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5087, 8192, 516},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 11584, 533},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 11585, 14336, 536},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 14337, 16384, 517},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 27553, 534},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 27554, 32768, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 57344, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 57345, 147456, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 155648, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 155649, 163840, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 163841, 172032, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 172033, 180224, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 180225, 188416, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 188417, 196608, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 196609, 204800, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 204801, 212992, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 212993, 221184, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 221185, 229376, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 229377, 237568, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 237569, 1073741824, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 539},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 547},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 384, 561},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 385, 512, 545},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 513, 755, 559},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 756, 1023, 542},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1024, 1511, 555},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1512, 1877, 543},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1878, 2048, 555},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 556},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 6048, 573},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 6049, 8192, 557},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12287, 574},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12288, 12288, 611},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 12633, 574},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12634, 16384, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 611},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 28672, 611},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 1073741824, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
 };
 const int32_t kite_row_spans_len = 270;

@@ -163,6 +163,29 @@ __device__ __forceinline__ void cluster_sync()
                "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// The two halves of cluster_sync, apart: arrive (publishing nothing), and
+// later wait until every thread of the cluster has arrived.
+__device__ __forceinline__ void cluster_arrive_relaxed()
+{
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait()
+{
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+}
+
+// *p = v at p's place in the shared memory of CTA `rank` of the cluster
+// (distributed shared memory; a cluster barrier makes it visible there).
+__device__ __forceinline__ void st_peer_f32(float *p, uint32_t rank, float v)
+{
+  asm volatile("{\n"
+               "  .reg .b32 remote;\n"
+               "  mapa.shared::cluster.u32 remote, %0, %1;\n"
+               "  st.shared::cluster.f32 [remote], %2;\n"
+               "}" :: "r"(smem_addr(p)), "r"(rank), "f"(v) : "memory");
+}
+
 // One arrival on the barrier at the same place in CTA `rank` of the cluster.
 __device__ __forceinline__ void mbar_arrive_peer(uint64_t *bar, uint32_t rank)
 {
@@ -433,20 +456,32 @@ gemm_tma(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtenso
   consume(p, stages, epi, full, empty, wg - 1, rank);
 }
 
-// Devices (a bit each, the first 64) on which the limit has been raised.
-std::atomic<uint64_t> smem_raised{0};
-
+// Sets attr of kernel to value unless `done` has the device's bit (the first 64 devices).
 template <typename Kernel>
-__host__ cudaError_t raise_smem(Kernel kernel, int bytes)
+__host__ cudaError_t set_attr_once(std::atomic<uint64_t> &done, Kernel kernel, cudaFuncAttribute attr, int value)
 {
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
   const uint64_t bit = dev < 64 ? 1ull << dev : 0;
-  if (bit && (smem_raised.load(std::memory_order_relaxed) & bit)) return cudaSuccess;
-  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (e == cudaSuccess && bit) smem_raised.fetch_or(bit, std::memory_order_relaxed);
+  if (bit && (done.load(std::memory_order_relaxed) & bit)) return cudaSuccess;
+  e = cudaFuncSetAttribute(kernel, attr, value);
+  if (e == cudaSuccess && bit) done.fetch_or(bit, std::memory_order_relaxed);
   return e;
+}
+
+std::atomic<uint64_t> smem_raised{0}, big_clusters{0};
+
+template <typename Kernel>
+__host__ cudaError_t raise_smem(Kernel kernel, int bytes)
+{
+  return set_attr_once(smem_raised, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+
+template <typename Kernel>
+__host__ cudaError_t allow_big_clusters(Kernel kernel)
+{
+  return set_attr_once(big_clusters, kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
 }
 
 std::atomic<int> clusters_fit[64];

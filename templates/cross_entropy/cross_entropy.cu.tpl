@@ -42,7 +42,7 @@ __device__ __forceinline__ float raw_elem(const raw_t &r, int d)
 }
 
 // Resident rows: the thread holding element tgt in r writes it to the row's
-// slot, so no dependent global load (target, then x[target]) holds up the
+// slot (in the CTA of the row's first thread), so no dependent global load (target, then x[target]) holds up the
 // row; the reduction's barrier (or the warp's, for a one-warp row) makes it
 // visible to the row's first thread.  One 32-bit compare per access: the
 // per-element test it replaces cost more than the row's arithmetic.
@@ -52,7 +52,7 @@ __device__ __forceinline__ void put_target(const raw_t (&r)[kNv], int t, int64_t
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int d = ti - access_index(0, j, t);
-    if ((unsigned)d < (unsigned)kVec) *slot = raw_elem(r[j], d);
+    if ((unsigned)d < (unsigned)kVec) put_first(slot, raw_elem(r[j], d));
   }
 }
 

@@ -482,7 +482,7 @@ function M.source(p, variant)
     "namespace {\n",
     constants(p),
     "typedef c_t elem_t;\n" .. c.convert(),
-    ptx.helpers({ "SMEM", "MBARRIER", "ARRIVE", "TMA", "WGMMA", "NAMED", "CLUSTER" }),
+    ptx.helpers({ "SMEM", "MBARRIER", "ARRIVE", "TMA", "WGMMA", "NAMED", "CLUSTER", "MULTICAST" }),
     ptx.wgmma(p.tile_n, p.ab),
     kernel,
     launch.RAISE_SMEM,

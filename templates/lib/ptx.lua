@@ -141,6 +141,32 @@ __device__ __forceinline__ void cluster_sync()
                "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// The two halves of cluster_sync, apart: arrive (publishing nothing), and
+// later wait until every thread of the cluster has arrived.
+__device__ __forceinline__ void cluster_arrive_relaxed()
+{
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait()
+{
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+}
+
+// *p = v at p's place in the shared memory of CTA `rank` of the cluster
+// (distributed shared memory; a cluster barrier makes it visible there).
+__device__ __forceinline__ void st_peer_f32(float *p, uint32_t rank, float v)
+{
+  asm volatile("{\n"
+               "  .reg .b32 remote;\n"
+               "  mapa.shared::cluster.u32 remote, %0, %1;\n"
+               "  st.shared::cluster.f32 [remote], %2;\n"
+               "}" :: "r"(smem_addr(p)), "r"(rank), "f"(v) : "memory");
+}
+]]
+
+-- Cluster TMA: barrier arrivals on a peer CTA, multicast loads.
+M.MULTICAST = [[
 // One arrival on the barrier at the same place in CTA `rank` of the cluster.
 __device__ __forceinline__ void mbar_arrive_peer(uint64_t *bar, uint32_t rank)
 {
@@ -211,7 +237,7 @@ __device__ __forceinline__ void wgmma_m64n%dk16(float (&d)[%d], uint64_t da, uin
 end
 
 -- The helpers named in `parts` (keys of this module: "SMEM", "MBARRIER",
--- "ARRIVE", "BULK", "TMA", "WGMMA", "NAMED", "CLUSTER"), in the order given.
+-- "ARRIVE", "BULK", "TMA", "WGMMA", "NAMED", "CLUSTER", "MULTICAST"), in the order given.
 function M.helpers(parts)
   local out = {}
   for _, k in ipairs(parts) do

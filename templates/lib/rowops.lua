@@ -37,8 +37,7 @@ function M.axes()
     access = { "v16", "e1" },
     cache = { 0, 3, 6 },
     pipe = { 1, 2, 4 },
-    occ = { 0, 1 },
-    hint = { "none", "cs" },
+    cluster = { 1, 2, 4, 8, 16 },
   }
 end
 
@@ -102,11 +101,10 @@ end
 M.SM_SMEM = 228 * 1024       -- shared memory of one SM, 1 KB of it reserved per CTA
 M.STAGED_THREADS = 1024      -- threads per SM a staged variant aims at (64 registers)
 
--- CTAs per SM a variant is built for (the __launch_bounds__ minimum); occ
--- asks for that many more than the occupancy rule gives.
+-- CTAs per SM a variant is built for (the __launch_bounds__ minimum).
 function M.min_ctas(p, opts)
   local cta = p.threads * p.rows
-  local by_threads = M.occupancy(p, opts) // cta + p.occ
+  local by_threads = M.occupancy(p, opts) // cta
   if not M.staged(p) then return by_threads end
   return math.min(by_threads, M.SM_SMEM // (M.smem(p) + M.static_smem(p, opts) + 1024))
 end
@@ -144,29 +142,18 @@ function M.staged_valid(p, opts)
   return p.nv == most or (p.threads == 256 and p.nv == 2)
 end
 
-M.SM_THREADS = 2048
-
--- The occ and hint axes are tried on the resident rows the ladder ranks
--- first (one row block per CTA of 256 threads, or a wider row), for ops that
--- write a row: one more CTA per SM (fewer registers, more rows in flight),
--- and x read / y written with the evict-first cache hint (.cs), leaving L2
--- to w.  Measured by make tune; ranked after the plain rows until then.
-local function tweaked(p) return p.occ ~= 0 or p.hint ~= "none" end
-
-local function tweak_ok(p, opts)
-  if not opts.two_pass or p.mode ~= "reg" or p.pipe ~= 1 or p.access ~= "v16" then return false end
-  if p.threads == 1024 or p.threads * p.rows ~= math.max(M.CTA_THREADS, p.threads) then return false end
-  if p.threads > 32 and p.nv ~= 4 then return false end
-  local per_sm = M.min_ctas(p, opts) * p.threads * p.rows
-  -- 32 elements a thread (16-bit, 4 accesses) spill with one CTA more at 1536
-  -- threads per SM (40 registers), and f16's conversions already at 1280 (48):
-  -- ptxas -v, CUDA 13.0
-  if p.occ > 0 and p.nv * M.vec(p) >= 32 and (p.dtype ~= "bf16" or per_sm > 1280) then return false end
-  return per_sm <= M.SM_THREADS
+-- Cluster rows: one resident row split over `cluster` CTAs (16: past the
+-- portable size, allowed per kernel), each holding its slice in registers,
+-- the reductions finished through distributed shared memory; 4 accesses a
+-- thread, 256 or 512 threads a CTA, so that a row of up to 256 K 16-bit
+-- elements is read once.
+local function cluster_ok(p)
+  return p.mode == "reg" and p.pipe == 1 and p.rows == 1 and p.access == "v16" and p.nv == 4 and
+         (p.threads == 256 or p.threads == 512) and p.cache == 0
 end
 
 function M.valid(p, opts)
-  if tweaked(p) and not tweak_ok(p, opts) then return false, "occ and hint: leading resident rows only" end
+  if p.cluster > 1 and not cluster_ok(p) then return false, "clusters: resident rows of 4 accesses only" end
   if M.smem(p) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   local cta = p.threads * p.rows
   local small = cta == M.SMALL_CTA and p.mode == "reg" and p.pipe == 1
@@ -195,7 +182,7 @@ function M.valid(p, opts)
   return p.threads == 256 and p.nv == 4
 end
 
-function M.chunk(p) return p.threads * p.nv * M.vec(p) end
+function M.chunk(p) return p.cluster * p.threads * p.nv * M.vec(p) end
 
 -- Dispatch metadata: the N range, the alignment the variant needs of every
 -- pointer and row stride, and its rank (lower is preferred when several fit;
@@ -223,8 +210,8 @@ local function bulk_first(p, opts)
 end
 
 local function reg_rank(p, opts)
+  if p.cluster > 1 then return 1 end
   if p.threads == 1024 then return 4 end
-  if tweaked(p) then return 1 end
   if p.pipe ~= 1 or bulk_first(p, opts) or p.threads * p.rows < M.CTA_THREADS then return 1 end
   if p.threads == 32 or p.nv == 4 then return 0 end
   return 1
@@ -243,7 +230,9 @@ function M.meta(p, opts)
              n_step = step }
   end
   if p.mode == "reg" then
-    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = reg_rank(p, opts), n_step = step }
+    -- a cluster row takes rows past half its chunk: shorter ones a smaller cluster serves
+    local n_min = p.cluster > 1 and M.chunk(p) // 2 + 1 or 1
+    return { n_min = n_min, n_max = M.chunk(p), align = 16, rank = reg_rank(p, opts), n_step = step }
   end
   if p.access == "v16" then
     return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 2, n_step = step }
@@ -253,12 +242,11 @@ end
 
 M.PIPE_BYTES = 64   -- most data a pipelining thread holds: more spills at 64 registers
 
--- Names: the tweaks are suffixes, absent at their defaults.
+-- Names: the cluster a suffix, absent without one.
 function M.name(op)
   return function(p)
-    return string.format("%s_%s_%s_t%d_r%d_n%d_%s_c%d_p%d%s%s", op, p.dtype, p.mode, p.threads, p.rows,
-                         p.nv, p.access, p.cache, p.pipe, p.occ ~= 0 and "_o" .. p.occ or "",
-                         p.hint ~= "none" and "_" .. p.hint or "")
+    return string.format("%s_%s_%s_t%d_r%d_n%d_%s_c%d_p%d%s", op, p.dtype, p.mode, p.threads, p.rows,
+                         p.nv, p.access, p.cache, p.pipe, p.cluster > 1 and "_x" .. p.cluster or "")
   end
 end
 
@@ -287,28 +275,31 @@ function M.prelude(op, p)
   add("// Not every op uses every shared helper below.\n#pragma nv_diag_suppress 177\n\nnamespace {\n")
   add(string.format([[
 typedef %s elem_t;
-constexpr int kThreads = %d;            // threads per row
+constexpr int kThreads = %d;            // threads per row in one CTA
+constexpr int kCluster = %d;            // CTAs a row is split over (a cluster), kThreads each
+constexpr int kRowThreads = kThreads * kCluster;
 constexpr int kRows = %d;               // rows per CTA
 constexpr int kNv = %d;                 // accesses per thread per chunk
 constexpr int kVec = %d;                // elements per access
 constexpr bool kResident = %s;        // one chunk per row, held in registers
 constexpr bool kStaged = %s;          // chunks arrive in shared-memory stages by bulk copies
-constexpr int kWarps = kThreads / 32;   // warps per row
-constexpr int kChunk = kThreads * kNv * kVec;
+constexpr int kWarps = kThreads / 32;   // warps per row in one CTA
+constexpr int kRedSlots = kWarps + (kCluster > 1 ? kCluster : 0);   // per row: warps', then CTAs' values
+constexpr int kChunk = kRowThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
 constexpr int kMinCtas = %d;            // CTAs per SM it is built for (registers, shared memory)
 constexpr int kPipe = %d;               // row blocks a CTA has in flight (> 1: persistent, prefetching)
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
 constexpr bool kTwoPass = %s;         // the op reads the row a second time for its output
-constexpr bool kOnce = %s;            // x read and y written evict-first (.cs): L2 kept for w
-]], d.ctype, p.threads, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
-    M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass), tostring(p.hint == "cs")))
+]], d.ctype, p.threads, p.cluster, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
+    M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass)))
   add(d.convert())
   add(d.words())
+  add(ptx.helpers({ "SMEM", "CLUSTER" }))
   add(M.DEVICE)
   add(launch.RAISE_SMEM)
   if M.staged(p) then
-    add(ptx.helpers({ "SMEM", "MBARRIER", "BULK" }))
+    add(ptx.helpers({ "MBARRIER", "BULK" }))
     add(M.STAGED)
   end
   -- every variant carries a resident and a streaming row driver: the kernel
@@ -319,28 +310,47 @@ constexpr bool kOnce = %s;            // x read and y written evict-first (.cs):
   return table.concat(out, "\n")
 end
 
--- Launcher: one CTA per kRows rows, grid-strided past the grid limit.
+-- Launcher: one CTA (cluster) per kRows rows, grid-strided past the grid limit.
 function M.launcher(name, kernel)
   return string.format([[
 extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
-  int64_t limit = kMaxGrid;
+  int64_t limit = kMaxGrid / kCluster;
   if (kPipe > 1) {   // persistent: as many CTAs as fit the GPU at once
     int sms;
     const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;
     limit = (int64_t)sms * kMinCtas;
   }
-  const unsigned grid = (unsigned)(blocks < limit ? blocks : limit);
+  const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
   if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too
     const cudaError_t e = raise_smem(%s, kDynSmem);
     if (e != cudaSuccess) return e;
   }
+  if constexpr (kCluster > 8) {
+    const cudaError_t e = allow_big_clusters(%s);
+    if (e != cudaSuccess) return e;
+  }
+  if constexpr (kCluster > 1) {
+    cudaLaunchAttribute cluster[1];
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim.x = kCluster;
+    cluster[0].val.clusterDim.y = 1;
+    cluster[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(kCtaThreads);
+    cfg.dynamicSmemBytes = kDynSmem;
+    cfg.stream = stream;
+    cfg.attrs = cluster;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, %s, *a);
+  }
   %s<<<grid, kCtaThreads, kDynSmem, stream>>>(*a);
   return cudaGetLastError();
-}]], name, kernel, kernel)
+}]], name, kernel, kernel, kernel, kernel)
 end
 
 M.DEVICE = [[
@@ -367,12 +377,10 @@ static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
 // Read-only path loads.  An intrinsic rather than inline asm: the compiler
 // keeps a memory load where the code issues it (before the reduction's
 // barrier, for a prefetch), while side-effect-free asm may be sunk to its use.
-// once: x's own accesses, which kOnce reads evict-first.
-__device__ __forceinline__ raw_t ld_stream(const elem_t *p, bool once)
+__device__ __forceinline__ raw_t ld_stream(const elem_t *p)
 {
   if constexpr (sizeof(raw_t) == 16) {
-    const uint4 *q = reinterpret_cast<const uint4 *>(p);
-    const uint4 v = kOnce && once ? __ldcs(q) : __ldg(q);
+    const uint4 v = __ldg(reinterpret_cast<const uint4 *>(p));
     return *reinterpret_cast<const raw_t *>(&v);
   } else {
     return *reinterpret_cast<const raw_t *>(p);
@@ -436,9 +444,9 @@ __device__ __forceinline__ raw_t splat(float fill)
 
 // Access starting at element i of a row of n: whole, or element-wise at the
 // tail, elements at or past n reading as fill.
-__device__ __forceinline__ raw_t load_raw(const elem_t *row, int i, int n, float fill, bool once = false)
+__device__ __forceinline__ raw_t load_raw(const elem_t *row, int i, int n, float fill)
 {
-  if (i + kVec <= n) return ld_stream(row + i, once);
+  if (i + kVec <= n) return ld_stream(row + i);
   raw_t r = splat(fill);
   const bits_t *b = reinterpret_cast<const bits_t *>(row + i);
 #pragma unroll
@@ -471,10 +479,7 @@ __device__ __forceinline__ void store_floats(elem_t *row, int i, int n, const fl
 {
   const raw_t r = floats_raw(f);
   if (i + kVec <= n) {
-    if constexpr (kOnce && sizeof(raw_t) == 16)
-      __stcs(reinterpret_cast<uint4 *>(row + i), *reinterpret_cast<const uint4 *>(&r));
-    else
-      *reinterpret_cast<raw_t *>(row + i) = r;
+    *reinterpret_cast<raw_t *>(row + i) = r;
     return;
   }
   bits_t *b = reinterpret_cast<bits_t *>(row + i);
@@ -486,17 +491,17 @@ __device__ __forceinline__ void store_floats(elem_t *row, int i, int n, const fl
 // Element index of a thread's j-th access in the chunk starting at base.
 __device__ __forceinline__ int access_index(int base, int j, int t)
 {
-  return base + (j * kThreads + t) * kVec;
+  return base + (j * kRowThreads + t) * kVec;
 }
 
 // This thread's accesses of the chunk at base; past n they read as fill.
 __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, int n, raw_t (&r)[kNv],
-                                           float fill = 0.f, bool once = false)
+                                           float fill = 0.f)
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int i = access_index(base, j, t);
-    r[j] = i < n ? load_raw(row, i, n, fill, once) : splat(fill);
+    r[j] = i < n ? load_raw(row, i, n, fill) : splat(fill);
   }
 }
 
@@ -562,31 +567,53 @@ struct op_sum { __device__ float operator()(float a, float b) const { return a +
 struct op_max { __device__ float operator()(float a, float b) const { return fmaxf(a, b); } };
 
 // A row-wide reduction: warp shuffles, then the row's warps through shared
-// memory (red: one slot per warp of each row), combined in a fixed order so
-// results do not vary run to run.  Every thread of the CTA must call it when
-// the row spans warps (it holds a CTA barrier).
+// memory (red: kRedSlots per row, a slot per warp), then, for a row split
+// over a cluster, the CTAs' values through distributed shared memory (the
+// slots after the warps': thread q of each CTA writes its CTA's value into
+// CTA q's slot for it).  Combined in a fixed order so results do not vary run
+// to run.  Every thread of the CTA (of the cluster) must call it when the row
+// spans warps (CTAs): it holds a CTA (cluster) barrier.  A cluster's slots
+// are rewritten two reductions later, after the barrier of the one between,
+// which no CTA passes before every CTA has read them.
 template <typename Op>
-__device__ __forceinline__ float row_reduce(float v, float (*red)[kWarps], Op op)
+__device__ __forceinline__ float row_reduce(float v, float (*red)[kRedSlots], Op op)
 {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-  if constexpr (kWarps == 1) return v;
+  if constexpr (kWarps == 1 && kCluster == 1) return v;
   const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
-  if (threadIdx.x % 32 == 0) red[r][w] = v;
-  __syncthreads();
-  v = red[r][0];
+  if constexpr (kWarps > 1) {
+    if (threadIdx.x % 32 == 0) red[r][w] = v;
+    __syncthreads();
+    v = red[r][0];
 #pragma unroll
-  for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
+    for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
+  }
+  if constexpr (kCluster > 1) {
+    if (threadIdx.x < kCluster) st_peer_f32(&red[r][kWarps + cluster_rank()], threadIdx.x, v);
+    cluster_sync();
+    v = red[r][kWarps];
+#pragma unroll
+    for (int k = 1; k < kCluster; ++k) v = op(v, red[r][kWarps + k]);
+  }
   return v;
 }
 
-__device__ __forceinline__ float row_sum(float v, float (*red)[kWarps]) { return row_reduce(v, red, op_sum{}); }
-__device__ __forceinline__ float row_max(float v, float (*red)[kWarps]) { return row_reduce(v, red, op_max{}); }
+__device__ __forceinline__ float row_sum(float v, float (*red)[kRedSlots]) { return row_reduce(v, red, op_sum{}); }
+__device__ __forceinline__ float row_max(float v, float (*red)[kRedSlots]) { return row_reduce(v, red, op_max{}); }
+
+// *slot = v in the CTA holding the row's first thread (rank 0 of a cluster),
+// visible to it after the row's next reduction.
+__device__ __forceinline__ void put_first(float *slot, float v)
+{
+  if constexpr (kCluster > 1) st_peer_f32(slot, 0, v);
+  else *slot = v;
+}
 
 // Reduction scratch of a row block: one slot per warp for each statistic,
 // kept apart so one reduction's slots are never rewritten before every
 // thread has read them (the next reduction's barrier comes first).
-struct scratch_t { float m[kRows][kWarps], s[kRows][kWarps]; };
+struct scratch_t { float m[kRows][kRedSlots], s[kRows][kRedSlots]; };
 
 // Row-wide softmax statistics from each thread's: the row's max first (no
 // exponentials), then each thread rescales its sum to it once and the sums
@@ -627,11 +654,15 @@ struct place_t {
   struct stream_t *q;   // streamed rows: the CTA's place in its chunk stream
 };
 
+// The row block this CTA (its cluster) starts at, and the stride between its blocks.
+__device__ __forceinline__ int64_t first_block() { return blockIdx.x / kCluster; }
+__device__ __forceinline__ int64_t block_stride() { return gridDim.x / kCluster; }
+
 __device__ __forceinline__ place_t place(int64_t block, int64_t M)
 {
   place_t p;
   p.row = block * kRows + threadIdx.x / kThreads;
-  p.t = threadIdx.x % kThreads;
+  p.t = threadIdx.x % kThreads + (kCluster > 1 ? (int)cluster_rank() * kThreads : 0);
   p.live = p.row < M;
   p.stage = nullptr;
   p.q = nullptr;
@@ -656,7 +687,7 @@ M.REG_ROWS = [[
 // it reads as fill.
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv], float fill)
 {
-  load_chunk(row, 0, p.t, n, r, fill, true);
+  load_chunk(row, 0, p.t, n, r, fill);
 }
 
 // Resident rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ...; with
@@ -669,18 +700,29 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
 {
   const int64_t M = a.M;
   const int64_t blocks = (M + kRows - 1) / kRows;
-  int64_t b = blockIdx.x;
+  int64_t b = first_block();
   if (b >= blocks) return;
-  if constexpr (kPipe == 1) {   // one row block per CTA, grid-strided only past the grid limit
+  if constexpr (kPipe == 1) {   // one row block per CTA (cluster), grid-strided only past the grid limit
+    // a cluster's CTAs write into each other's shared memory only once all
+    // have started: they arrive now and wait once their first row's loads are out
+    if constexpr (kCluster > 1) cluster_arrive_relaxed();
+    bool started = kCluster == 1;
     int k = 0;
 #pragma unroll 1
-    for (; b < blocks; b += gridDim.x, k ^= 1) finish(place(b, M), load(place(b, M)), k);
+    for (; b < blocks; b += block_stride(), k ^= 1) {
+      const Row row = load(place(b, M));
+      if (!started) {
+        cluster_wait();
+        started = true;
+      }
+      finish(place(b, M), row, k);
+    }
     return;
   }
   Row cur = load(place(b, M));
 #pragma unroll 1
   for (int k = 0;; k ^= 1) {
-    const int64_t nb = b + gridDim.x;
+    const int64_t nb = b + block_stride();
     Row nxt = {};
     if (kPipe > 1 && nb < blocks) nxt = load(place(nb, M));
     finish(place(b, M), cur, k);

@@ -39,7 +39,7 @@ __device__ __forceinline__ float sum_squares(const raw_t (&r)[kNv], int base, in
 // A resident row: converted to floats once, for the sum and the output.
 template <typename W>
 __device__ __forceinline__ void rmsnorm_resident(const raw_t (&r)[kNv], W w_at, const place_t &p, int n,
-                                                 const kite_row_args &a, float (*red)[kWarps])
+                                                 const kite_row_args &a, float (*red)[kRedSlots])
 {
   float f[kElems];
   raw_floats(r, f);   // zero past the row's end
@@ -71,7 +71,7 @@ constexpr int kWSlots = kResident ? kNv * kCtaThreads : 1;
 
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_row_args a)
 {
-  __shared__ float red[2][kRows][kWarps];
+  __shared__ float red[2][kRows][kRedSlots];
   const int n = (int)a.N;
   const elem_t *w = static_cast<const elem_t *>(a.w);
   raw_t wr[kNv] = {};
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
       row_t x = {};
       if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, x.r, 0.f);
       if (!w_copied) {
-        load_chunk(w, 0, threadIdx.x % kThreads, n, wr);
+        load_chunk(w, 0, p.t, n, wr);
 #pragma unroll
         for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
         w_copied = true;
