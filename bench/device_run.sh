@@ -31,6 +31,8 @@
 #   bash bench/device_run.sh tune8           the occ/hint rows tested and timed, the row tune, the
 #                                            table, its rules tested, torch.compile (rmsnorm, softmax)
 #   bash bench/device_run.sh clus8           the cluster rows tested, SASS, timed at 16K-256K, the row tune
+#   bash bench/device_run.sh clus8b          the pipelined cluster rows tested, the row tune, its rules
+#                                            tested, torch.compile at 64K-256K (KITE_CALL_S: the call's seconds)
 #   bash bench/device_run.sh check8          tuned rows tested, gemm overhead and held-out checks, rows
 #                                            held-out, torch.compile at six N
 #   bash bench/device_run.sh check7b         the row held-out check, also on 16-byte rows (two draws), torch.compile
@@ -418,6 +420,38 @@ clus8() {
   fi
 }
 
+# Session 8, the pipelined cluster rows: tested, the row tune (its files in
+# $OUT first), the table regenerated here and its row rules tested, then
+# torch.compile at the long rows while the call has time.
+clus8b() {
+  left() { echo $(( ${KITE_CALL_S:-585} - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) dt
+  for dt in bf16 f16 f32; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="*_${dt}_*_p2_x*" timeout 100 build/test_gpu >"$OUT/clusp_$dt.log" 2>&1 &
+  done
+  CK_RUN_CASE=huge KITE_TEST_ONLY="*_p2_x*" timeout 100 build/test_gpu >"$OUT/clusp_huge.log" 2>&1 &
+  wait
+  echo "pipelined cluster variants tested: $(( $(date +%s) - t0 )) s"
+  cat "$OUT"/clusp_*.log | grep -E "^[0-9]+%: Checks" | awk '{ c += $3; f += $5; e += $7 } END { printf "  %d checks, %d failures, %d errors\n", c, f, e }'
+  cat "$OUT"/clusp_*.log | grep -E ":[EF]:" | cut -c1-250 | head -8
+  t0=$(date +%s)
+  timeout $(( $(left) - 60 )) build/kite-bench --tune /tmp/rows.tsv --times /tmp/rows.times.tsv >"$OUT/tune_rows.log" 2>&1
+  echo "row tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "^tune:" "$OUT/tune_rows.log" | tail -1
+  [ -s /tmp/rows.tsv ] && [ -s /tmp/rows.times.tsv ] || return
+  { cat /tmp/rows.tsv; grep '^gemm' bench/tuned/h200.tsv; } >"$OUT/h200.tsv"
+  { cat /tmp/rows.times.tsv; grep '^gemm' bench/tuned/h200.times.tsv; } >"$OUT/h200.times.tsv"
+  echo "tsv: $(grep -cv '^#' "$OUT/h200.tsv") lines, $(grep -c failed "$OUT/h200.tsv") failed"
+  grep -E "^(rmsnorm|softmax|cross_entropy)\sbf16\sbf16\s[0-9]+\s(65536|131072|262144)\s" "$OUT/h200.tsv" | cut -f1,5,7,8,10
+  cp "$OUT/h200.tsv" "$OUT/h200.times.tsv" bench/tuned/
+  { make gen KITE_GPU=h200 && make -j16 build test-bins build/kite-bench; } >"$OUT/regen.log" 2>&1
+  echo "regenerated: rc=$?"
+  CK_RUN_CASE=tuned timeout 60 build/test_gpu >"$OUT/tuned_rows.log" 2>&1
+  echo "test_gpu tuned: rc=$? $(grep -E '^[0-9]+%: Checks' "$OUT/tuned_rows.log")"; grep -E ":[EF]:" "$OUT/tuned_rows.log" | head -3
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --n 65536,131072,262144 \
+    --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -12 "$OUT/vs_torch.txt"
+}
+
 # Session 8, last call on the committed table: its row rules tested, the
 # held-out checks (rows, gemm), kite_gemm's overhead, torch.compile.
 check8() {
@@ -529,6 +563,7 @@ case $stage in
   tune8) tune8 ;;
   clus8) clus8 ;;
   check8) check8 ;;
+  clus8b) clus8b ;;
   checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
