@@ -124,52 +124,28 @@ cudaError_t kite_v_cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p4(const void *args,
 cudaError_t kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -448,52 +424,28 @@ cudaError_t kite_v_rmsnorm_f32_bulk_t128_r2_n2_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
@@ -628,52 +580,28 @@ cudaError_t kite_v_softmax_f32_bulk_t256_r1_n4_v16_c0_p4(const void *args, cudaS
 cudaError_t kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
-cudaError_t kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1(const void *args, cudaStream_t stream);
@@ -813,52 +741,28 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4", "cross_entropy", KITE_F32, KITE_F32, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p4},
   {"cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2", "cross_entropy", KITE_F32, KITE_F32, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2},
   {"cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4", "cross_entropy", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4},
-  {"cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x2", "cross_entropy", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x2},
-  {"cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x2", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x2},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
-  {"cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x2", "cross_entropy", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x2},
-  {"cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x2", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x2},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2},
-  {"cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x2", "cross_entropy", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x2},
-  {"cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x2", "cross_entropy", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x2},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2},
-  {"cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x4", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x4},
-  {"cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x4", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x4},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
-  {"cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x4", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x4},
-  {"cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x4", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x4},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4},
-  {"cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x4", "cross_entropy", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x4},
-  {"cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x4", "cross_entropy", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x4},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4},
-  {"cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x8", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x8},
-  {"cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x8", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x8},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
-  {"cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x8", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x8},
-  {"cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x8", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x8},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8},
-  {"cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x8", "cross_entropy", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x8},
-  {"cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x8", "cross_entropy", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x8},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8},
-  {"cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x16", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2_x16},
-  {"cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x16", "cross_entropy", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2_x16},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
-  {"cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x16", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2_x16},
-  {"cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x16", "cross_entropy", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2_x16},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x16},
-  {"cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x16", "cross_entropy", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2_x16},
-  {"cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x16", "cross_entropy", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2_x16},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1},
@@ -1137,52 +1041,28 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_bulk_t64_r4_n2_v16_c0_p4},
   {"rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4},
-  {"rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x2", "rmsnorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x2},
-  {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x2", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x2},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
-  {"rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x2", "rmsnorm", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x2},
-  {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x2", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x2},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2},
-  {"rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x2", "rmsnorm", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x2},
-  {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x2", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x2},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2},
-  {"rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x4", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x4},
-  {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x4", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x4},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
-  {"rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x4", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x4},
-  {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x4", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x4},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4},
-  {"rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x4", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x4},
-  {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x4", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x4},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4},
-  {"rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x8", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x8},
-  {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x8", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x8},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
-  {"rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x8", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x8},
-  {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x8", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x8},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8},
-  {"rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x8", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x8},
-  {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x8", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x8},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8},
-  {"rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x16", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2_x16},
-  {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x16", "rmsnorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2_x16},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
-  {"rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x16", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2_x16},
-  {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x16", "rmsnorm", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2_x16},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16},
-  {"rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x16", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2_x16},
-  {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x16", "rmsnorm", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2_x16},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2},
@@ -1317,52 +1197,28 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_bulk_t512_r1_n4_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_bulk_t512_r1_n4_v16_c0_p4},
   {"softmax_f32_stream_t512_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p2},
   {"softmax_f32_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p4},
-  {"softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x2", "softmax", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x2},
-  {"softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x2", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x2},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
-  {"softmax_f16_reg_t512_r1_n2_v16_c0_p2_x2", "softmax", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2_x2},
-  {"softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x2", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x2},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2},
-  {"softmax_f32_reg_t512_r1_n2_v16_c0_p2_x2", "softmax", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2_x2},
-  {"softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x2", "softmax", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x2},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2},
-  {"softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x4", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x4},
-  {"softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x4", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x4},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
-  {"softmax_f16_reg_t512_r1_n2_v16_c0_p2_x4", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2_x4},
-  {"softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x4", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x4},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4},
-  {"softmax_f32_reg_t512_r1_n2_v16_c0_p2_x4", "softmax", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2_x4},
-  {"softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x4", "softmax", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x4},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4},
-  {"softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x8", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x8},
-  {"softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x8", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x8},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
-  {"softmax_f16_reg_t512_r1_n2_v16_c0_p2_x8", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2_x8},
-  {"softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x8", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x8},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8},
-  {"softmax_f32_reg_t512_r1_n2_v16_c0_p2_x8", "softmax", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2_x8},
-  {"softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x8", "softmax", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x8},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8},
-  {"softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x16", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2_x16},
-  {"softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x16", "softmax", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2_x16},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "softmax", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
-  {"softmax_f16_reg_t512_r1_n2_v16_c0_p2_x16", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2_x16},
-  {"softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x16", "softmax", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2_x16},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x16", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16", "softmax", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16},
-  {"softmax_f32_reg_t512_r1_n2_v16_c0_p2_x16", "softmax", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2_x16},
-  {"softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x16", "softmax", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2_x16},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16", "softmax", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16", "softmax", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"softmax_bf16_loop_t512_r1_n4_v16_c3_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1},
@@ -1378,136 +1234,136 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 687;
+const int32_t kite_variants_len = 615;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 332, 193.648f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 332, 100.096f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 330, 74.352f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 339, 68.192f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 352, 69.760f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 350, 68.368f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 353, 69.392f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 347, 68.368f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 351, 69.328f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 348, 72.656f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 348, 69.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 364, 75.856f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 349, 71.952f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 368, 82.000f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 450, 81.808f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 496, 85.200f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 462, 84.496f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 474, 98.400f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 474, 87.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 486, 106.864f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 486, 96.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 371, 191.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 371, 99.488f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 369, 74.288f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 378, 68.496f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 391, 69.424f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 389, 68.224f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 392, 69.056f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 386, 68.368f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 390, 69.184f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 387, 72.000f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 387, 69.360f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 403, 75.728f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 388, 70.704f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 407, 82.880f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 498, 82.032f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 498, 84.928f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 466, 84.096f},
-  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 478, 96.816f},
-  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 478, 86.928f},
-  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 490, 105.408f},
-  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 490, 95.440f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 410, 179.968f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 408, 129.632f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 417, 129.824f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 415, 129.136f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 411, 129.216f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 429, 130.160f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 412, 129.280f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 426, 130.336f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 426, 132.880f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 427, 142.560f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 427, 132.384f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 503, 152.592f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 500, 152.688f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 500, 153.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 500, 158.832f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 482, 183.072f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 482, 165.024f},
-  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 494, 199.920f},
-  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 494, 180.272f},
-  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 503, 234.848f},
-  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 503, 206.608f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 507, 198.352f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 507, 105.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 507, 69.504f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 515, 68.064f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 513, 67.776f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 527, 68.224f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 510, 67.824f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 523, 68.256f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 528, 68.704f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 524, 73.712f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 524, 69.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 544, 78.144f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 525, 74.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 546, 81.920f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 675, 78.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 675, 78.576f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 675, 78.960f},
-  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 675, 94.016f},
-  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 675, 98.784f},
-  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 546, 118.736f},
-  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 675, 104.128f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 547, 195.392f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 547, 103.760f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 547, 69.584f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 555, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 553, 67.872f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 567, 67.952f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 550, 67.632f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 563, 68.096f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 568, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 564, 73.344f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 564, 68.816f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 584, 77.056f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 565, 73.968f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 680, 79.360f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 678, 77.808f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 678, 77.952f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 678, 78.800f},
-  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 678, 93.680f},
-  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 678, 98.496f},
-  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 680, 116.336f},
-  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 678, 104.112f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 587, 178.080f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 587, 130.176f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 609, 129.584f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 607, 129.008f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 603, 128.928f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 591, 129.184f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 591, 132.240f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 604, 131.616f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 604, 133.104f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 605, 146.704f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 605, 133.168f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 683, 147.840f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 681, 137.472f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 681, 137.904f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 681, 143.520f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 681, 171.776f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 662, 180.320f},
-  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 681, 200.928f},
-  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 681, 198.544f},
-  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 681, 218.688f},
-  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 681, 201.312f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 308, 193.648f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 308, 100.096f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 306, 74.352f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 315, 68.192f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 328, 69.760f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 326, 68.368f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 329, 69.392f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 323, 68.368f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 327, 69.328f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 324, 72.656f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 324, 69.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 340, 75.856f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 325, 71.952f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 344, 82.000f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 424, 81.808f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 448, 85.200f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 430, 84.496f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 436, 98.400f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 436, 87.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 442, 106.864f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 442, 96.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 347, 191.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 347, 99.488f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 345, 74.288f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 354, 68.496f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 367, 69.424f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 365, 68.224f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 368, 69.056f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 362, 68.368f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 366, 69.184f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 363, 72.000f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 363, 69.360f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 379, 75.728f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 364, 70.704f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 383, 82.880f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 450, 82.032f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 450, 84.928f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 432, 84.096f},
+  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 438, 96.816f},
+  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 438, 86.928f},
+  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 444, 105.408f},
+  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 444, 95.440f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 386, 179.968f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 384, 129.632f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 393, 129.824f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 391, 129.136f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 387, 129.216f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 405, 130.160f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 388, 129.280f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 402, 130.336f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 402, 132.880f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 403, 142.560f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 403, 132.384f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 455, 152.592f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 452, 152.688f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 452, 153.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 452, 158.832f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 440, 183.072f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 440, 165.024f},
+  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 446, 199.920f},
+  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 446, 180.272f},
+  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 455, 234.848f},
+  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 455, 206.608f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 459, 198.352f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 459, 105.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 459, 69.504f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 467, 68.064f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 465, 67.776f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 479, 68.224f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 462, 67.824f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 475, 68.256f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 480, 68.704f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 476, 73.712f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 476, 69.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 496, 78.144f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 477, 74.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 498, 81.920f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 603, 78.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 603, 78.576f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 603, 78.960f},
+  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 603, 94.016f},
+  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 603, 98.784f},
+  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 498, 118.736f},
+  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 603, 104.128f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 499, 195.392f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 499, 103.760f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 499, 69.584f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 507, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 505, 67.872f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 519, 67.952f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 502, 67.632f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 515, 68.096f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 520, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 516, 73.344f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 516, 68.816f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 536, 77.056f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 517, 73.968f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 608, 79.360f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 606, 77.808f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 606, 77.952f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 606, 78.800f},
+  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 606, 93.680f},
+  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 606, 98.496f},
+  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 608, 116.336f},
+  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 606, 104.112f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 539, 178.080f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 539, 130.176f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 561, 129.584f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 559, 129.008f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 555, 128.928f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 543, 129.184f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 543, 132.240f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 556, 131.616f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 556, 133.104f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 557, 146.704f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 557, 133.168f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 611, 147.840f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 609, 137.472f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 609, 137.904f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 609, 143.520f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 609, 171.776f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 596, 180.320f},
+  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 609, 200.928f},
+  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 609, 198.544f},
+  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 609, 218.688f},
+  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 609, 201.312f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 268.736f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.784f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.504f},
@@ -1559,7 +1415,7 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 98, 64.624f},
   {"cross_entropy", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 116, 75.248f},
   {"cross_entropy", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 99, 65.760f},
-  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 173, 78.640f},
+  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 149, 78.640f},
   {"cross_entropy", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 117, 69.696f},
   {"cross_entropy", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 121, 74.544f},
   {"cross_entropy", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 107, 72.480f},
@@ -1571,172 +1427,172 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 107, 66.464f},
   {"cross_entropy", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 121, 79.088f},
   {"cross_entropy", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 107, 66.416f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 176, 4.152f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 176, 4.212f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 176, 6.848f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 176, 17.579f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 187, 59.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 176, 3.945f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 187, 4.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 187, 6.992f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 176, 17.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 176, 59.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 176, 4.201f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 176, 4.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 176, 7.475f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 187, 17.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 176, 59.840f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 176, 4.587f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 176, 5.355f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 176, 8.371f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 176, 20.053f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 187, 66.208f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 187, 5.875f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 187, 7.501f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 188, 13.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 177, 37.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 177, 131.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 176, 3.890f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 176, 4.398f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 176, 6.917f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 187, 17.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 176, 59.040f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 176, 3.963f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 176, 4.622f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 187, 7.195f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 176, 17.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 187, 60.160f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 176, 4.265f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 176, 4.878f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 176, 7.653f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 176, 18.197f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 187, 60.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 177, 5.370f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 177, 6.400f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 177, 9.952f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 181, 22.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 188, 72.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 182, 9.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 188, 11.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 190, 19.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 175, 53.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 174, 186.656f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 176, 4.301f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 176, 4.811f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 176, 7.373f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 176, 17.771f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 176, 58.944f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 176, 4.137f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 176, 4.997f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 176, 7.893f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 187, 17.984f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 176, 58.624f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 177, 5.414f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 188, 6.155f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 177, 9.432f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 188, 21.333f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 188, 69.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 188, 9.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 188, 10.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 192, 17.803f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 192, 49.920f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 174, 169.216f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 181, 21.931f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 183, 29.360f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 192, 55.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 192, 182.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 174, 715.968f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 176, 5.141f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 176, 5.413f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 176, 8.531f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 176, 19.744f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 176, 64.672f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 187, 5.376f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 188, 6.394f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 188, 10.008f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 177, 23.504f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 188, 71.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 181, 9.107f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 188, 10.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 190, 16.875f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 190, 49.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 174, 169.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 181, 22.224f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 192, 29.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 190, 55.424f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 192, 182.624f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 192, 725.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 188, 70.112f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 184, 95.648f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 192, 206.464f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 192, 731.456f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 174, 2800.640f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 180, 6.059f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 187, 7.443f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 191, 13.984f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 180, 38.688f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 180, 132.672f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 181, 9.299f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 188, 11.440f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 192, 19.403f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 174, 53.536f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 174, 190.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 181, 22.160f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 183, 29.344f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 190, 54.240f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 190, 182.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 174, 702.464f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 188, 69.632f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 183, 96.192f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 192, 204.864f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 192, 734.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 174, 2793.376f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 188, 252.256f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 174, 343.936f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 192, 825.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 192, 2916.448f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 174, 11777.664f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 174, 1462.144f},
-  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 190, 27.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 175, 2534.208f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 174, 2456.800f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 174, 5736.576f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 192, 202.592f},
-  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 176, 20.555f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 188, 34.656f},
-  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 176, 20.459f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 192, 12.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 152, 4.152f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 152, 4.212f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 152, 6.848f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 152, 17.579f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 163, 59.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 152, 3.945f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 163, 4.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 163, 6.992f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 152, 17.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 152, 59.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 152, 4.201f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 152, 4.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 152, 7.475f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 163, 17.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 152, 59.840f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 152, 4.587f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 152, 5.355f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 152, 8.371f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 152, 20.053f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 163, 66.208f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 163, 5.875f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 163, 7.501f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 164, 13.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 153, 37.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 153, 131.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 152, 3.890f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 152, 4.398f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 152, 6.917f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 163, 17.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 152, 59.040f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 152, 3.963f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 152, 4.622f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 163, 7.195f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 152, 17.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 163, 60.160f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 152, 4.265f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 152, 4.878f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 152, 7.653f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 152, 18.197f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 163, 60.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 153, 5.370f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 153, 6.400f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 153, 9.952f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 157, 22.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 164, 72.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 158, 9.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 164, 11.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 166, 19.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 151, 53.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 150, 186.656f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 152, 4.301f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 152, 4.811f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 152, 7.373f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 152, 17.771f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 152, 58.944f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 152, 4.137f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 152, 4.997f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 152, 7.893f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 163, 17.984f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 152, 58.624f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 153, 5.414f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 164, 6.155f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 153, 9.432f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 164, 21.333f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 164, 69.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 164, 9.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 164, 10.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 168, 17.803f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 168, 49.920f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 150, 169.216f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 157, 21.931f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 159, 29.360f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 168, 55.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 168, 182.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 150, 715.968f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 152, 5.141f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 152, 5.413f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 152, 8.531f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 152, 19.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 152, 64.672f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 163, 5.376f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 164, 6.394f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 164, 10.008f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 153, 23.504f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 164, 71.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 157, 9.107f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 164, 10.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 166, 16.875f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 166, 49.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 150, 169.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 157, 22.224f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 168, 29.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 166, 55.424f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 168, 182.624f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 168, 725.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 164, 70.112f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 160, 95.648f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 168, 206.464f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 168, 731.456f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 150, 2800.640f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 156, 6.059f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 163, 7.443f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 167, 13.984f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 156, 38.688f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 156, 132.672f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 157, 9.299f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 164, 11.440f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 168, 19.403f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 150, 53.536f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 150, 190.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 157, 22.160f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 159, 29.344f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 166, 54.240f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 166, 182.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 150, 702.464f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 164, 69.632f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 159, 96.192f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 168, 204.864f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 168, 734.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 150, 2793.376f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 164, 252.256f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 150, 343.936f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 168, 825.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 168, 2916.448f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 150, 11777.664f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 150, 1462.144f},
+  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 166, 27.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 151, 2534.208f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 150, 2456.800f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 150, 5736.576f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 168, 202.592f},
+  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 152, 20.555f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 164, 34.656f},
+  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 152, 20.459f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 168, 12.088f},
 };
 const int32_t kite_rules_len = 324;
 
 /* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
-  {174, 2.7106f, 0.0098685f, 416.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
-  {175, 2.4232f, 0.0099312f, 432.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.169 */
-  {176, 3.4892f, 0.0034408f, 192.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.101 */
-  {177, 3.5616f, 0.0040888f, 288.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.168 */
-  {178, 3.4513f, 0.0048135f, 344.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.227 */
-  {179, 3.3559f, 0.0053523f, 424.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1: rms log error 0.181 */
-  {180, 3.5803f, 0.0044330f, 272.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.166 */
-  {181, 4.0551f, 0.0041951f, 184.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.182 */
-  {182, 3.2690f, 0.0052531f, 432.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.164 */
-  {183, 3.7427f, 0.0052252f, 352.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.172 */
-  {184, 3.0840f, 0.0075709f, 392.00f, 135},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.144 */
-  {185, 3.3252f, 0.0067235f, 304.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.195 */
-  {186, 3.4922f, 0.0063215f, 296.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1: rms log error 0.243 */
-  {187, 4.0433f, 0.0033760f, 104.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
-  {188, 4.1710f, 0.0038915f, 184.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.173 */
-  {189, 4.2180f, 0.0046015f, 248.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.240 */
-  {190, 3.9555f, 0.0051989f, 360.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.192 */
-  {191, 4.2673f, 0.0042690f, 168.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.171 */
-  {192, 3.9029f, 0.0051109f, 360.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.169 */
-  {193, 3.7240f, 0.0065309f, 288.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp: rms log error 0.209 */
-  {194, 5.5162f, 0.010098f, 64.000f, 135},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.415 */
-  {195, 2.6644f, 0.033211f, 144.00f, 135},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.214 */
-  {196, 1.9714f, 0.014523f, 328.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
-  {197, 2.4354f, 0.018109f, 208.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1: rms log error 0.258 */
-  {198, 2.4727f, 0.014927f, 296.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2: rms log error 0.264 */
-  {199, 1.9428f, 0.017010f, 256.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2: rms log error 0.144 */
+  {150, 2.7106f, 0.0098685f, 416.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
+  {151, 2.4232f, 0.0099312f, 432.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.169 */
+  {152, 3.4892f, 0.0034408f, 192.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.101 */
+  {153, 3.5616f, 0.0040888f, 288.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.168 */
+  {154, 3.4513f, 0.0048135f, 344.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.227 */
+  {155, 3.3559f, 0.0053523f, 424.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1: rms log error 0.181 */
+  {156, 3.5803f, 0.0044330f, 272.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.166 */
+  {157, 4.0551f, 0.0041951f, 184.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.182 */
+  {158, 3.2690f, 0.0052531f, 432.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.164 */
+  {159, 3.7427f, 0.0052252f, 352.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.172 */
+  {160, 3.0840f, 0.0075709f, 392.00f, 135},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.144 */
+  {161, 3.3252f, 0.0067235f, 304.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.195 */
+  {162, 3.4922f, 0.0063215f, 296.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1: rms log error 0.243 */
+  {163, 4.0433f, 0.0033760f, 104.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
+  {164, 4.1710f, 0.0038915f, 184.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.173 */
+  {165, 4.2180f, 0.0046015f, 248.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.240 */
+  {166, 3.9555f, 0.0051989f, 360.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.192 */
+  {167, 4.2673f, 0.0042690f, 168.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.171 */
+  {168, 3.9029f, 0.0051109f, 360.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.169 */
+  {169, 3.7240f, 0.0065309f, 288.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp: rms log error 0.209 */
+  {170, 5.5162f, 0.010098f, 64.000f, 135},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.415 */
+  {171, 2.6644f, 0.033211f, 144.00f, 135},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.214 */
+  {172, 1.9714f, 0.014523f, 328.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
+  {173, 2.4354f, 0.018109f, 208.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1: rms log error 0.258 */
+  {174, 2.4727f, 0.014927f, 296.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2: rms log error 0.264 */
+  {175, 1.9428f, 0.017010f, 256.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2: rms log error 0.144 */
 };
 const int32_t kite_gemm_models_len = 26;
 
@@ -1749,9 +1605,9 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_BF16, 2049, 4096, 16},  /* cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 4097, 5086, 17},  /* cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 5087, 8192, 34},  /* cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 8193, 9216, 171},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 8193, 9216, 147},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_BF16, 9217, 16384, 35},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 16385, 17408, 171},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 16385, 17408, 147},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_BF16, 17409, 24576, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_BF16, 24577, 32768, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 32769, 40960, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
@@ -1785,9 +1641,9 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F16, 2049, 4096, 57},  /* cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 4097, 4864, 58},  /* cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 4865, 8192, 75},  /* cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 8193, 9216, 172},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 8193, 9216, 148},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F16, 9217, 16384, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 16385, 17408, 172},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 16385, 17408, 148},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F16, 17409, 24576, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F16, 24577, 32768, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 32769, 40960, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
@@ -1821,19 +1677,19 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 2049, 2773, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 2774, 3328, 116},  /* cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 3329, 4096, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 4097, 6144, 173},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 4097, 6144, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 6145, 8192, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 8193, 11264, 173},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 8193, 11264, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 11265, 12288, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 12289, 13312, 173},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 12289, 13312, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 13313, 13776, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 13777, 14336, 173},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 13777, 14336, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 14337, 16384, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 16385, 18432, 173},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 16385, 18432, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 18433, 20480, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 20481, 22187, 173},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 20481, 22187, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 22188, 24576, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 24577, 25600, 173},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 24577, 25600, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 25601, 28672, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 28673, 32768, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 32769, 36864, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
@@ -1882,189 +1738,189 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 547500, 557056, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 557057, 571739, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 571740, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 234, 332},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 235, 256, 330},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 339},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 1024, 352},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 2047, 350},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2048, 2048, 353},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4095, 347},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4096, 4096, 351},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 4276, 363},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 4277, 5311, 343},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5312, 8192, 348},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 9728, 344},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 9729, 13192, 364},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 13193, 16384, 349},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 17108, 504},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_BF16, 17109, 24576, 368},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 24577, 32768, 450},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 32769, 49152, 496},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 49153, 55108, 462},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 55109, 57344, 496},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 57345, 65536, 462},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 65537, 69632, 496},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 69633, 90112, 501},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 90113, 131072, 474},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 162772, 501},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 162773, 177504, 496},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 177505, 262144, 486},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 501},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 234, 371},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 235, 256, 369},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 378},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 1024, 391},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1960, 389},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1961, 2048, 392},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 4095, 386},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4096, 4096, 390},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 4276, 402},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 4277, 4466, 397},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 4467, 5311, 382},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5312, 8192, 387},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 8932, 383},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 8933, 12800, 403},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 12801, 16384, 388},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 17408, 505},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F16, 17409, 24576, 407},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 24577, 32767, 454},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 32768, 49152, 498},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 49153, 65536, 466},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 65537, 68437, 498},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 68438, 90112, 502},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 90113, 131072, 478},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 169978, 502},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 169979, 172032, 498},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 172033, 262144, 490},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 502},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 66, 410},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 67, 128, 408},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 417},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 430},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 415},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 789, 428},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 790, 1024, 411},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1535, 425},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1536, 1877, 429},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1878, 2048, 412},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 4096, 426},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 442},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 506},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 5546, 442},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 5547, 8192, 427},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9728, 506},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9729, 11776, 446},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 11777, 12288, 503},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 12289, 16383, 458},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F32, 16384, 24576, 500},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 24577, 26385, 470},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 26386, 28672, 500},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 28673, 31744, 470},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 31745, 45056, 500},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 45057, 65536, 482},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 94208, 503},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 94209, 131072, 494},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 503},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"softmax", KITE_BF16, 1, 256, 507},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 515},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 529},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 513},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 527},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 510},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 4095, 523},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4096, 4096, 528},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 4663, 543},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 4664, 5086, 540},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5087, 8192, 524},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 11584, 541},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 11585, 14336, 544},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 14337, 16384, 525},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 24575, 542},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 24576, 24576, 546},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 24577, 27553, 542},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 27554, 32768, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 677},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 57344, 677},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 57345, 114688, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 114689, 125514, 654},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_BF16, 125515, 136874, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 136875, 139264, 677},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 139265, 147456, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 147457, 155648, 677},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 155649, 163840, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 163841, 172032, 677},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 172033, 180224, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 180225, 188416, 677},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 188417, 196607, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196608, 202140, 546},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 202141, 204800, 677},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 204801, 212992, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 212993, 221184, 677},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 221185, 229376, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 229377, 237568, 677},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 237569, 245760, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 245761, 251029, 666},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_BF16, 251030, 1073741824, 675},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 547},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 555},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 569},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 553},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 567},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 550},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 563},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 568},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 4608, 583},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 4609, 5311, 580},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 564},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 11584, 581},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 11585, 14336, 584},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 14337, 16384, 565},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 23169, 582},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 23170, 24576, 680},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 27553, 582},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 27554, 32768, 678},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 680},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 678},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 57344, 680},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 57345, 114688, 678},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 114689, 125514, 658},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F16, 125515, 136874, 678},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 136875, 139264, 680},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 139265, 147456, 678},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 147457, 155648, 680},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 155649, 163840, 678},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 163841, 172032, 680},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 172033, 180224, 678},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 180225, 221184, 680},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 221185, 229376, 678},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 229377, 237568, 680},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 237569, 245760, 678},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 245761, 253952, 680},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 253953, 1073741824, 678},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 587},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 595},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 609},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 511, 593},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 512, 755, 607},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 756, 1023, 590},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1024, 1511, 603},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1512, 2048, 591},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 604},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 5888, 621},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 5889, 8192, 605},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12097, 622},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12098, 12288, 683},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 12633, 622},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12634, 16384, 681},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 683},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 681},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 25267, 661},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 25268, 28672, 683},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 57344, 681},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 57345, 65536, 662},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 65537, 122880, 681},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 122881, 131071, 674},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131072, 1073741824, 681},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"rmsnorm", KITE_BF16, 1, 234, 308},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 235, 256, 306},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 315},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 1024, 328},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 2047, 326},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2048, 329},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4095, 323},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4096, 4096, 327},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 4276, 339},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 4277, 5311, 319},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5312, 8192, 324},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 9728, 320},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 9729, 13192, 340},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 13193, 16384, 325},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 17108, 456},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_BF16, 17109, 24576, 344},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 24577, 32768, 424},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 32769, 49152, 448},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 49153, 55108, 430},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 55109, 57344, 448},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 57345, 65536, 430},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 65537, 69632, 448},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 69633, 90112, 453},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 90113, 131072, 436},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 162772, 453},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 162773, 177504, 448},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 177505, 262144, 442},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 453},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 234, 347},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 235, 256, 345},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 354},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 1024, 367},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1960, 365},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2048, 368},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 4095, 362},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4096, 4096, 366},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 4276, 378},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 4277, 4466, 373},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 4467, 5311, 358},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5312, 8192, 363},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 8932, 359},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 8933, 12800, 379},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 12801, 16384, 364},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 17408, 457},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F16, 17409, 24576, 383},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 24577, 32767, 426},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 32768, 49152, 450},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 49153, 65536, 432},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 65537, 68437, 450},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 68438, 90112, 454},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 90113, 131072, 438},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 169978, 454},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 169979, 172032, 450},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 172033, 262144, 444},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 454},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 66, 386},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 67, 128, 384},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 393},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 406},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 391},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 789, 404},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 790, 1024, 387},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1535, 401},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1536, 1877, 405},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1878, 2048, 388},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 4096, 402},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 418},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 458},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 5546, 418},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 5547, 8192, 403},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9728, 458},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9729, 11776, 422},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 11777, 12288, 455},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 12289, 16383, 428},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F32, 16384, 24576, 452},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 24577, 26385, 434},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 26386, 28672, 452},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 28673, 31744, 434},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 31745, 45056, 452},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 45057, 65536, 440},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 94208, 455},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 94209, 131072, 446},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 455},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"softmax", KITE_BF16, 1, 256, 459},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 467},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 481},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 465},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 479},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 462},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 4095, 475},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4096, 4096, 480},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 4663, 495},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 4664, 5086, 492},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5087, 8192, 476},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 11584, 493},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 11585, 14336, 496},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 14337, 16384, 477},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 24575, 494},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 24576, 24576, 498},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 24577, 27553, 494},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 27554, 32768, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 57344, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 57345, 114688, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 114689, 125514, 592},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_BF16, 125515, 136874, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 136875, 139264, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 139265, 147456, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 155648, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 155649, 163840, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 163841, 172032, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 172033, 180224, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 180225, 188416, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 188417, 196607, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196608, 202140, 498},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 202141, 204800, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 204801, 212992, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 212993, 221184, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 221185, 229376, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 229377, 237568, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 237569, 245760, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 245761, 251029, 598},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_BF16, 251030, 1073741824, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 499},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 507},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 521},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 505},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 519},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 502},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 515},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 520},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 4608, 535},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 4609, 5311, 532},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 516},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 11584, 533},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 11585, 14336, 536},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 14337, 16384, 517},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 23169, 534},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 23170, 24576, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 27553, 534},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 27554, 32768, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 57344, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 57345, 114688, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 114689, 125514, 594},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F16, 125515, 136874, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 136875, 139264, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 139265, 147456, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 155648, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 155649, 163840, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 163841, 172032, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 172033, 180224, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 180225, 221184, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 221185, 229376, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 229377, 237568, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 237569, 245760, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 245761, 253952, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 253953, 1073741824, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 539},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 547},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 561},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 511, 545},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 512, 755, 559},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 756, 1023, 542},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1024, 1511, 555},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1512, 2048, 543},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 556},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 5888, 573},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 5889, 8192, 557},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12097, 574},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12098, 12288, 611},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 12633, 574},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12634, 16384, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 611},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 25267, 595},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 25268, 28672, 611},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 57344, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 57345, 65536, 596},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 65537, 122880, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 122881, 131071, 602},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131072, 1073741824, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
 };
 const int32_t kite_row_spans_len = 324;

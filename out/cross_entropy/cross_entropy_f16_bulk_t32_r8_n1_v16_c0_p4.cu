@@ -722,7 +722,7 @@ extern "C" cudaError_t kite_v_cross_entropy_f16_bulk_t32_r8_n1_v16_c0_p4(const v
     int sms;
     const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;
-    limit = (int64_t)sms * kMinCtas / kCluster;
+    limit = (int64_t)sms * kMinCtas;
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
   if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too

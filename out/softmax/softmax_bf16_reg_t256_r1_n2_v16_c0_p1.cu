@@ -475,9 +475,7 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
     }
     return;
   }
-  if constexpr (kCluster > 1) cluster_arrive_relaxed();
   Row cur = load(place(b, M));
-  if constexpr (kCluster > 1) cluster_wait();
 #pragma unroll 1
   for (int k = 0;; k ^= 1) {
     const int64_t nb = b + block_stride();
@@ -600,7 +598,7 @@ extern "C" cudaError_t kite_v_softmax_bf16_reg_t256_r1_n2_v16_c0_p1(const void *
     int sms;
     const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;
-    limit = (int64_t)sms * kMinCtas / kCluster;
+    limit = (int64_t)sms * kMinCtas;
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
   if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too

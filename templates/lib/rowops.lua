@@ -144,14 +144,12 @@ end
 
 -- Cluster rows: one resident row split over `cluster` CTAs (16: past the
 -- portable size, allowed per kernel), each holding its slice in registers,
--- the reductions finished through distributed shared memory; 256 or 512
--- threads a CTA, so that a row of up to 256 K 16-bit elements is read once.
--- One row per cluster of 4 accesses a thread, or persistent clusters of 2
--- accesses with the next row in flight (pipe 2; 1024 threads: up to 256 K).
+-- the reductions finished through distributed shared memory; 4 accesses a
+-- thread, 256 or 512 threads a CTA, so that a row of up to 256 K 16-bit
+-- elements is read once.
 local function cluster_ok(p)
-  if p.mode ~= "reg" or p.rows ~= 1 or p.access ~= "v16" or p.cache ~= 0 then return false end
-  if p.pipe == 2 then return p.nv == 2 and p.threads >= 512 end
-  return p.pipe == 1 and p.nv == 4 and (p.threads == 256 or p.threads == 512)
+  return p.mode == "reg" and p.pipe == 1 and p.rows == 1 and p.access == "v16" and p.nv == 4 and
+         (p.threads == 256 or p.threads == 512) and p.cache == 0
 end
 
 function M.valid(p, opts)
@@ -324,7 +322,7 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
     int sms;
     const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;
-    limit = (int64_t)sms * kMinCtas / kCluster;
+    limit = (int64_t)sms * kMinCtas;
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
   if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too
@@ -721,9 +719,7 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
     }
     return;
   }
-  if constexpr (kCluster > 1) cluster_arrive_relaxed();
   Row cur = load(place(b, M));
-  if constexpr (kCluster > 1) cluster_wait();
 #pragma unroll 1
   for (int k = 0;; k ^= 1) {
     const int64_t nb = b + block_stride();
