@@ -115,9 +115,11 @@ end
 -- threads per SM (cross-entropy's target fetch needs the registers of the
 -- 1024-thread budget), shared_w when resident variants keep w in shared
 -- memory, bulk_first = the chunk sizes (from, to) where bulk rows of 4
--- accesses and `pipe` stages are ranked before register rows.
+-- accesses and `pipe` stages are ranked before register rows, cluster_first
+-- when cluster rows are ranked before streaming ones.
 M.OPS = {
-  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {} },
+  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
+              cluster_first = true },
   softmax = { two_pass = true, stream_operands = 1, bulk_first = {} },
   cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024,
                     bulk_first = { { from = 8192, to = 16384, pipe = 2 } } },
@@ -192,12 +194,16 @@ function M.chunk(p) return p.cluster * p.threads * p.nv * M.vec(p) end
 --      per row of 1, 2 or 4 accesses, then 4 accesses per thread on 64 to 512
 --      threads; where opts.bulk_first says, bulk rows of 4 accesses in their
 --      place (cross-entropy 8192 and 16384: 3.66 v. 3.39, 3.33 v. 2.87 TB/s)
---   1  the other resident rows (fewer accesses, pipelined, 128-thread CTAs)
+--   1  the other resident rows (fewer accesses, pipelined, 128-thread CTAs);
+--      rmsnorm's cluster rows (session 8, bf16, M*N = 2^28, 128 K / 256 K:
+--      3.26 / 2.97 TB/s against streaming's 2.72 / 2.63; at 64 K 3.32 v. 3.49)
 --   2  streaming rows by plain loads (16-byte accesses; session 5, N = 65536
 --      / 262144: rmsnorm 3.22 / 2.69, softmax 3.80 / 2.83, cross-entropy
 --      3.85 / 4.04 TB/s: 6-28% faster than the streamed rows, even with
 --      their second pass through the bulk-copy ring)
---   3  streamed rows (stream mode, 2 stages, the op's row cache)
+--   3  streamed rows (stream mode, 2 stages, the op's row cache); the other
+--      ops' cluster rows (slower than streaming by plain loads: tune, N =
+--      65536, softmax 91.8 v. 78.6 us, cross-entropy 68.3 v. 41.2 us)
 --   4  resident rows of 1024 threads: slower than streaming where both fit
 --   5  element-wise streaming, for unaligned data
 --   6  the other staged rows: measured slower, never preferred
@@ -210,7 +216,7 @@ local function bulk_first(p, opts)
 end
 
 local function reg_rank(p, opts)
-  if p.cluster > 1 then return 1 end
+  if p.cluster > 1 then return opts.cluster_first and 1 or 3 end
   if p.threads == 1024 then return 4 end
   if p.pipe ~= 1 or bulk_first(p, opts) or p.threads * p.rows < M.CTA_THREADS then return 1 end
   if p.threads == 32 or p.nv == 4 then return 0 end
