@@ -616,6 +616,45 @@ cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c3_p4(const void *args, cud
 cudaError_t kite_v_softmax_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 
 const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_reg_t32_r4_n1_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t32_r4_n1_v16_c0_p1},
@@ -1233,8 +1272,47 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
+  {"softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1},
+  {"softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t128_r2_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t128_r2_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1},
+  {"softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
+  {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
+  {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 615;
+const int32_t kite_variants_len = 654;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {

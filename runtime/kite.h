@@ -58,8 +58,14 @@ kite_status kite_cross_entropy_fwd(kite_dtype dtype, int64_t M, int64_t N, const
                                    const int64_t *target, int64_t ignore_index, float *loss,
                                    float *lse, cudaStream_t stream);
 
+/* dx = y * (dy - sum(y * dy)) along each row: the gradient of softmax from its output y and the
+   incoming gradient dy, computed in f32.  dx may be dy or y itself (same pointer and stride), but
+   must not overlap either otherwise. */
+kite_status kite_softmax_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *y, int64_t ldy,
+                             const void *dy, int64_t lddy, void *dx, int64_t lddx, cudaStream_t stream);
+
 /* The variant kite would launch for this problem, and why (tuned rule or heuristic); no launch.
-   op is "rmsnorm", "softmax", "cross_entropy" (row ops: M rows of N, K ignored) or "gemm"
+   op is "rmsnorm", "softmax", "cross_entropy", "softmax_bwd" (row ops: M rows of N, K ignored) or "gemm"
    (dtype is that of A, B and C alike).  Pointers and strides are taken as 16-byte aligned.
    Writes a one-line text into buf (truncated to len). */
 kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
@@ -79,6 +85,8 @@ typedef struct kite_row_args {
   int64_t ignore_index;            /* cross_entropy */
   float *loss;                     /* cross_entropy */
   float *lse;                      /* cross_entropy, optional */
+  const void *dy; int64_t lddy;    /* backward ops: the incoming gradient (softmax_bwd: x is the
+                                      forward's output y, and y receives dx) */
 } kite_row_args;
 
 /* The arguments of a GEMM launcher: C = alpha * A * B^T + beta * C, each

@@ -5,21 +5,24 @@
 #include "kite_internal.h"
 
 /* What an op reads and writes besides x. */
-enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4 };
+enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4, KITE_ROW_DY = 8 };
 
+/* x_name, y_name: what the op's entry point calls the tensors in x and y. */
 struct kite_row_op {
   const char *name;
   int uses;
+  const char *x_name, *y_name;
 };
 
 static const struct kite_row_op kite_row_ops[] = {
-  { "rmsnorm", KITE_ROW_Y | KITE_ROW_W },
-  { "softmax", KITE_ROW_Y },
-  { "cross_entropy", KITE_ROW_CE },
+  { "rmsnorm", KITE_ROW_Y | KITE_ROW_W, "x", "y" },
+  { "softmax", KITE_ROW_Y, "x", "y" },
+  { "cross_entropy", KITE_ROW_CE, "x", "y" },
+  { "softmax_bwd", KITE_ROW_Y | KITE_ROW_DY, "y", "dx" },
 };
 
 /* Ops kite does not know (a user's own template) follow the plain x -> y contract. */
-static const struct kite_row_op kite_row_generic = { "row op", KITE_ROW_Y };
+static const struct kite_row_op kite_row_generic = { "row op", KITE_ROW_Y, "x", "y" };
 
 static const struct kite_row_op *kite_row_op_of(const char *name)
 {
@@ -30,15 +33,19 @@ static const struct kite_row_op *kite_row_op_of(const char *name)
 
 static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
-  if (!a->x) return kite__fail(KITE_ERR_INVALID_ARG, "%s: x is NULL", op->name);
-  if ((op->uses & KITE_ROW_Y) && !a->y) return kite__fail(KITE_ERR_INVALID_ARG, "%s: y is NULL", op->name);
+  if (!a->x) return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s is NULL", op->name, op->x_name);
+  if ((op->uses & KITE_ROW_Y) && !a->y)
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s is NULL", op->name, op->y_name);
   if ((op->uses & KITE_ROW_W) && !a->w) return kite__fail(KITE_ERR_INVALID_ARG, "%s: w is NULL", op->name);
+  if ((op->uses & KITE_ROW_DY) && !a->dy) return kite__fail(KITE_ERR_INVALID_ARG, "%s: dy is NULL", op->name);
   if ((op->uses & KITE_ROW_CE) && (!a->target || !a->loss))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and loss must not be NULL", op->name);
   const void *y = (op->uses & KITE_ROW_Y) ? a->y : NULL, *w = (op->uses & KITE_ROW_W) ? a->w : NULL;
-  if (kite__misaligned(a->x, es) || kite__misaligned(y, es) || kite__misaligned(w, es))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: x, y and w must be aligned to their %d-byte elements",
-                      op->name, es);
+  const void *dy = (op->uses & KITE_ROW_DY) ? a->dy : NULL;
+  if (kite__misaligned(a->x, es) || kite__misaligned(y, es) || kite__misaligned(w, es) ||
+      kite__misaligned(dy, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s, %s%s must be aligned to their %d-byte elements",
+                      op->name, op->x_name, op->y_name, (op->uses & KITE_ROW_W) ? ", w" : dy ? ", dy" : "", es);
   const int ce = op->uses & KITE_ROW_CE;
   const void *rstd = (op->uses & KITE_ROW_W) ? a->rstd : NULL;
   if (kite__misaligned(rstd, 4) || (ce && (kite__misaligned(a->loss, 4) || kite__misaligned(a->lse, 4) ||
@@ -48,25 +55,38 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
   return KITE_OK;
 }
 
+/* Output y against an input (x or dy): apart, or the very same rows. */
+static int kite_row_apart(const kite_row_args *a, const void *in, int64_t ldin, int es)
+{
+  if (in == a->y && ldin == a->ldy) return 1;
+  uintptr_t is[2], ys[2];
+  kite__span(in, a->M, a->N, ldin, es, is);
+  kite__span(a->y, a->M, a->N, a->ldy, es, ys);
+  return !kite__spans_overlap(is, ys);
+}
+
 static kite_status kite_check_layout(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
   int64_t ld = a->ldx;
+  const int has_dy = (op->uses & KITE_ROW_DY) != 0;
   if (a->N > INT32_MAX)
     return kite__fail(KITE_ERR_UNSUPPORTED, "%s: N=%lld is above 2^31-1", op->name, (long long)a->N);
-  if (a->ldx < a->N || ((op->uses & KITE_ROW_Y) && a->ldy < a->N))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: row strides ldx=%lld, ldy=%lld must be >= N=%lld",
-                      op->name, (long long)a->ldx, (long long)a->ldy, (long long)a->N);
+  if (a->ldx < a->N || ((op->uses & KITE_ROW_Y) && a->ldy < a->N) || (has_dy && a->lddy < a->N))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: row strides ld%s=%lld, ld%s=%lld%s must be >= N=%lld", op->name,
+                      op->x_name, (long long)a->ldx, op->y_name, (long long)a->ldy, has_dy ? ", lddy" : "",
+                      (long long)a->N);
   if ((op->uses & KITE_ROW_Y) && a->ldy > ld) ld = a->ldy;
+  if (has_dy && a->lddy > ld) ld = a->lddy;
   if (!kite__fits_memory(a->M, a->N, ld, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: M=%lld rows of stride %lld overflow the address space",
                       op->name, (long long)a->M, (long long)ld);
-  if (!(op->uses & KITE_ROW_Y) || (a->x == a->y && a->ldx == a->ldy)) return KITE_OK;
-  uintptr_t xs[2], ys[2];
-  kite__span(a->x, a->M, a->N, a->ldx, es, xs);
-  kite__span(a->y, a->M, a->N, a->ldy, es, ys);
-  if (kite__spans_overlap(xs, ys))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: y overlaps x (only y == x with ldy == ldx may alias)",
-                      op->name);
+  if (!(op->uses & KITE_ROW_Y)) return KITE_OK;
+  if (!kite_row_apart(a, a->x, a->ldx, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s overlaps %s (only the very same rows may alias)", op->name,
+                      op->y_name, op->x_name);
+  if (has_dy && !kite_row_apart(a, a->dy, a->lddy, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s overlaps dy (only the very same rows may alias)", op->name,
+                      op->y_name);
   return KITE_OK;
 }
 
@@ -93,10 +113,10 @@ static kite_status kite_row_check(const struct kite_row_op *op, kite_dtype dtype
    there is more than one row, the row strides. */
 static int32_t kite_row_align(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
-  const int y = (op->uses & KITE_ROW_Y) != 0, w = (op->uses & KITE_ROW_W) != 0;
-  const void *ptrs[3] = { a->x, y ? a->y : NULL, w ? a->w : NULL };
-  const int64_t strides[2] = { a->ldx * es, y ? a->ldy * es : 0 };
-  return kite__align_of(ptrs, 3, strides, a->M > 1 ? 2 : 0);
+  const int y = (op->uses & KITE_ROW_Y) != 0, w = (op->uses & KITE_ROW_W) != 0, dy = (op->uses & KITE_ROW_DY) != 0;
+  const void *ptrs[4] = { a->x, y ? a->y : NULL, w ? a->w : NULL, dy ? a->dy : NULL };
+  const int64_t strides[3] = { a->ldx * es, y ? a->ldy * es : 0, dy ? a->lddy * es : 0 };
+  return kite__align_of(ptrs, 4, strides, a->M > 1 ? 3 : 0);
 }
 
 static kite_status kite_row_run(const char *opname, kite_dtype dtype, const kite_row_args *a,
@@ -153,4 +173,11 @@ kite_status kite_cross_entropy_fwd(kite_dtype dtype, int64_t M, int64_t N, const
   const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .target = target,
                             .ignore_index = ignore_index, .loss = loss, .lse = lse };
   return kite_row_run("cross_entropy", dtype, &a, stream);
+}
+
+kite_status kite_softmax_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *y, int64_t ldy,
+                             const void *dy, int64_t lddy, void *dx, int64_t lddx, cudaStream_t stream)
+{
+  const kite_row_args a = { .M = M, .N = N, .x = y, .ldx = ldy, .y = dx, .ldy = lddx, .dy = dy, .lddy = lddy };
+  return kite_row_run("softmax_bwd", dtype, &a, stream);
 }

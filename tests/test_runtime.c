@@ -29,9 +29,10 @@
 #define FTGT FAKE(0x50000000)
 #define FLOSS FAKE(0x60000000)
 #define FLSE FAKE(0x70000000)
+#define FDY FAKE(0x80000000)
 
-enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_COUNT };
-static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy" };
+enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_SOFTMAX_BWD, OP_COUNT };
+static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd" };
 static const kite_dtype row_dtypes[3] = { KITE_BF16, KITE_F16, KITE_F32 };
 
 /* The longest row the row ops take (README: any N from 1 to 2^30); longer
@@ -64,6 +65,10 @@ static kite_row_args valid_args(int op)
     a.loss = FLOSS;
     a.lse = FLSE;
   }
+  if (op == OP_SOFTMAX_BWD) {   /* x: the forward's y; y: dx */
+    a.dy = FDY;
+    a.lddy = 1024;
+  }
   return a;
 }
 
@@ -75,6 +80,8 @@ static kite_status call_entry(int op, kite_dtype dt, const kite_row_args *a)
     return kite_rmsnorm_fwd(dt, a->M, a->N, a->x, a->ldx, a->w, a->eps, a->y, a->ldy, a->rstd, 0);
   case OP_SOFTMAX:
     return kite_softmax_fwd(dt, a->M, a->N, a->x, a->ldx, a->y, a->ldy, 0);
+  case OP_SOFTMAX_BWD:
+    return kite_softmax_bwd(dt, a->M, a->N, a->x, a->ldx, a->dy, a->lddy, a->y, a->ldy, 0);
   default:
     return kite_cross_entropy_fwd(dt, a->M, a->N, a->x, a->ldx, a->target, a->ignore_index, a->loss,
                                   a->lse, 0);
@@ -178,7 +185,8 @@ END_TEST
 
 /* ---- row-op validation --------------------------------------------------------------- */
 
-enum { ANY = 7, RMS = 1 << OP_RMSNORM, SMX = 1 << OP_SOFTMAX, CE = 1 << OP_CE, YOPS = RMS | SMX };
+enum { ANY = 15, RMS = 1 << OP_RMSNORM, SMX = 1 << OP_SOFTMAX, CE = 1 << OP_CE, BWD = 1 << OP_SOFTMAX_BWD,
+       YOPS = RMS | SMX | BWD };
 
 /* Mutation k of a valid problem: returns its description and sets *want, or
    NULL when k does not apply to this op/dtype/path; NULL with *done set past
@@ -247,6 +255,13 @@ static const char *mutate(int k, int op, kite_dtype *dt, kite_row_args *a, kite_
   CASE(41, ANY, "ldx = INT64_MAX with 2 rows", a->M = 2; a->ldx = INT64_MAX)
   CASE(42, YOPS, "M * ldy overflows", a->ldy = INT64_MAX / 2)
   CASE(43, ANY, "M = INT64_MAX", a->M = INT64_MAX)
+  CASE(44, BWD, "dy NULL", a->dy = NULL)
+  CASE(45, BWD, "lddy = N - 1", a->lddy = a->N - 1)
+  CASE(46, BWD, "dy one byte past its element alignment", a->dy = cpy(a->dy, 1))
+  CASE(47, es == 4 ? BWD : 0, "f32 dy 2 bytes off", a->dy = cpy(a->dy, 2))
+  CASE(48, BWD, "dx one element into dy", a->y = cpy(a->dy, es); a->ldy = a->lddy)
+  CASE(49, BWD, "dx == dy but lddx != lddy", a->y = cpy(a->dy, 0); a->ldy = a->lddy + 16)
+  CASE(50, BWD, "M * lddy overflows", a->lddy = INT64_MAX / 2)
   default:
     *done = 1;
     return NULL;
@@ -314,6 +329,7 @@ START_TEST(row_op_valid_arguments_reach_the_device_check)
     case 6: /* the longest row; y placed after x's 2^30 elements */
       a.M = 1; a.N = ROW_N_MAX; a.ldx = a.N;
       if (a.y) { a.ldy = a.N; a.y = cpy(a.x, a.N * es); }
+      if (a.dy) { a.lddy = a.N; a.dy = cpy(a.y, a.N * es); }
       desc = "N = 2^30";
       break;
     case 7: a.ldx = a.N; a.ldy = a.y ? a.N + 1 : 0; desc = "ldx == N, odd ldy"; break;
@@ -331,6 +347,7 @@ START_TEST(row_op_valid_arguments_reach_the_device_check)
     a.M = 1;
     a.N = a.ldx = longer[k];
     if (a.y) { a.ldy = a.N; a.y = cpy(a.x, a.N * es); }
+    if (a.dy) { a.lddy = a.N; a.dy = cpy(a.y, a.N * es); }
     KT_KITE_EXPECT(call_entry(op, dt, &a), KITE_ERR_NO_KERNEL);
     KT_KITE_EXPECT(kite_run_variant(v->name, &a, 0), KITE_ERR_UNSUPPORTED);
   }
@@ -650,8 +667,9 @@ START_TEST(dispatch_facts_of_the_committed_space)
          stream with 16-byte accesses (rmsnorm's: resident over a cluster's
          CTAs up to 256 K 16-bit elements) */
       ck_assert_msg(has_tag(heuristic(o, dt, 1)->name, "reg_t32"), "%s %s N=1", o, kt_dtype_name(dt));
-      ck_assert_msg(has_tag(heuristic(o, dt, 512)->name, "reg_t32"), "%s %s N=512: %s", o, kt_dtype_name(dt),
-                    heuristic(o, dt, 512)->name);
+      const int64_t warp_n = op == OP_SOFTMAX_BWD ? 256 : 512;   /* two rows held: 2 accesses a thread */
+      ck_assert_msg(has_tag(heuristic(o, dt, warp_n)->name, "reg_t32"), "%s %s N=%lld: %s", o, kt_dtype_name(dt),
+                    (long long)warp_n, heuristic(o, dt, warp_n)->name);
       const struct kite_variant *big = heuristic(o, dt, 100000);
       const int cluster = op == OP_RMSNORM;   /* rmsnorm's cluster rows rank before streaming */
       ck_assert_msg(cluster ? has_tag(big->name, "reg") && strstr(big->name, "_x") != NULL
@@ -770,6 +788,7 @@ START_TEST(run_variant_range_and_alignment)
     if (a.N < v->n_min) a.N = v->n_min;
     a.ldx = a.ldy = (a.N + 15) / 16 * 16;
     if (!a.y) a.ldy = 0;
+    if (a.dy) a.lddy = a.ldx;
     snprintf(what, sizeof what, "%s N=%lld", v->name, (long long)a.N);
     expect_valid_no_gpu(kite_run_variant(v->name, &a, 0), what);
     if (v->n_max < INT32_MAX) {
@@ -779,6 +798,10 @@ START_TEST(run_variant_range_and_alignment)
       b.ldx = b.ldy = (b.N + 15) / 16 * 16;
       if (b.y) b.y = cpy(b.x, b.ldx * es);   /* clear of x however long the row */
       else b.ldy = 0;
+      if (b.dy) {
+        b.lddy = b.ldx;
+        b.dy = cpy(b.y, b.ldy * es);
+      }
       KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
       b.x = NULL;  /* invalid and out of range: the invalid argument is reported */
       KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_INVALID_ARG);
@@ -810,6 +833,14 @@ START_TEST(run_variant_range_and_alignment)
         KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
         b = a;
         b.ldy = a.ldy + 1;
+        KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+      }
+      if (op == OP_SOFTMAX_BWD) {
+        b = a;
+        b.dy = cpy(a.dy, es);
+        KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+        b = a;
+        b.lddy = a.lddy + 1;
         KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
       }
       /* the same layout is fine for the element-wise variant */

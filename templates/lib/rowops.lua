@@ -116,13 +116,20 @@ end
 -- 1024-thread budget), shared_w when resident variants keep w in shared
 -- memory, bulk_first = the chunk sizes (from, to) where bulk rows of 4
 -- accesses and `pipe` stages are ranked before register rows, cluster_first
--- when cluster rows are ranked before streaming ones.
+-- when cluster rows are ranked before streaming ones; modes (default all),
+-- nv_max (accesses of a register row), pipe_max and no_cluster limit the
+-- space of ops that hold more than one row (more spill: ptxas -v).
 M.OPS = {
   rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
               cluster_first = true },
   softmax = { two_pass = true, stream_operands = 1, bulk_first = {} },
   cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024,
                     bulk_first = { { from = 8192, to = 16384, pipe = 2 } } },
+  -- backward ops read two rows (the forward's output or input, and dy) and
+  -- make their second pass from global memory themselves: register rows of up
+  -- to two accesses per operand, one row block per CTA, or plain streaming
+  softmax_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, bulk_first = {},
+                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
 }
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
@@ -154,7 +161,16 @@ local function cluster_ok(p)
          (p.threads == 256 or p.threads == 512) and p.cache == 0
 end
 
+-- What an op's options leave of the space.
+local function op_allows(p, opts)
+  if opts.modes and not opts.modes[p.mode] then return false end
+  if opts.pipe_max and p.pipe > opts.pipe_max then return false end
+  if opts.no_cluster and p.cluster > 1 then return false end
+  return not (opts.nv_max and p.mode == "reg" and p.nv > opts.nv_max)
+end
+
 function M.valid(p, opts)
+  if not op_allows(p, opts) then return false, "not in this op's space" end
   if p.cluster > 1 and not cluster_ok(p) then return false, "clusters: resident rows of 4 accesses only" end
   if M.smem(p) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   local cta = p.threads * p.rows
