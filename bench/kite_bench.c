@@ -36,8 +36,8 @@
 #define RMS_EPS 1e-6f
 #define CE_IGNORE (-100)
 
-static const char *const ALL_OPS[] = { "rmsnorm", "softmax", "cross_entropy" };
-#define N_ALL_OPS 3
+static const char *const ALL_OPS[] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd" };
+#define N_ALL_OPS 4
 static const int64_t DEFAULT_NS[] = { 1024, 4096, 16384, 65536, 262144 };
 
 /* ---- options --------------------------------------------------------------- */
@@ -65,7 +65,7 @@ static void usage(FILE *f)
     "\n"
     "Times kite's row ops against a device-to-device copy of the same bytes.\n"
     "  --dtype bf16|f16|f32   element type (default bf16)\n"
-    "  --op NAME[,NAME..]     rmsnorm, softmax, cross_entropy (or ce), all (default all)\n"
+    "  --op NAME[,NAME..]     rmsnorm, softmax, cross_entropy (or ce), softmax_bwd, all (default all)\n"
     "  --n LIST               row lengths, comma-separated; 2^k allowed\n"
     "                         (default 1024,4096,16384,65536,262144)\n"
     "  --elems E              total elements M*N per problem, 2^k or a number (default 2^28);\n"
@@ -327,6 +327,10 @@ static kite_row_args row_args(const struct bench *b, const struct shape *s, int 
       a.w = b->w;
       a.eps = RMS_EPS;
     }
+    if (strcmp(s->op, "softmax_bwd") == 0) {   /* dy: another set's x, half the rotation away (cold) */
+      a.dy = b->x + (size_t)((set + b->nsets / 2) % b->nsets) * b->x_stride;
+      a.lddy = s->N;
+    }
   }
   return a;
 }
@@ -434,6 +438,7 @@ static double bytes_moved(const struct bench *b, const struct shape *s)
   double mn = (double)s->M * (double)s->N * b->es;
   if (strcmp(s->op, "rmsnorm") == 0) return 2 * mn + (double)s->N * b->es;
   if (strcmp(s->op, "softmax") == 0) return 2 * mn;
+  if (strcmp(s->op, "softmax_bwd") == 0) return 3 * mn;   /* y and dy read, dx written */
   return mn + (double)s->M * (sizeof(int64_t) + sizeof(float));
 }
 

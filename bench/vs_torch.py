@@ -35,14 +35,15 @@ import statistics
 import sys
 import time
 
-OPS = ("rmsnorm", "softmax", "cross_entropy")
+OPS = ("rmsnorm", "softmax", "cross_entropy", "softmax_bwd")
 DEFAULT_NS = (1024, 4096, 16384, 65536, 262144)
 EPS = 1e-6
 IGNORE_INDEX = -100
 KITE_DTYPE = {"bf16": 0, "f16": 1, "f32": 2}
 # allclose tolerances of kite against an f32 reference: (rtol, atol); softmax's
 # atol is scaled by 1/N below (its values are about 1/N).
-TOL = {"rmsnorm": (2e-2, 2e-2), "softmax": (2e-2, 1e-3), "cross_entropy": (1e-3, 1e-3)}
+TOL = {"rmsnorm": (2e-2, 2e-2), "softmax": (2e-2, 1e-3), "cross_entropy": (1e-3, 1e-3),
+       "softmax_bwd": (2e-2, 1e-3)}
 
 
 def log(*a):
@@ -94,6 +95,8 @@ class Kite:
         L.kite_softmax_fwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp]
         L.kite_cross_entropy_fwd.restype = ci
         L.kite_cross_entropy_fwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp, vp, vp]
+        L.kite_softmax_bwd.restype = ci
+        L.kite_softmax_bwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp, i64, vp]
         L.kite_explain.restype = ci
         L.kite_explain.argtypes = [ctypes.c_char_p, ci, i64, i64, i64, ctypes.c_char_p, ctypes.c_size_t]
 
@@ -199,7 +202,14 @@ def torch_fns(torch, F):
 
     def cross_entropy(x, t):
         return F.cross_entropy(x, t, reduction="none")
-    return {"rmsnorm": rmsnorm, "softmax": softmax, "cross_entropy": cross_entropy}, rms_desc
+
+    def softmax_bwd(y, dy):   # what autograd runs for softmax's backward (f32 inside)
+        if hasattr(torch, "_softmax_backward_data"):
+            return torch._softmax_backward_data(dy, y, -1, y.dtype)
+        yf = y.float()
+        return (yf * (dy.float() - (yf * dy.float()).sum(-1, keepdim=True))).to(y.dtype)
+    return {"rmsnorm": rmsnorm, "softmax": softmax, "cross_entropy": cross_entropy,
+            "softmax_bwd": softmax_bwd}, rms_desc
 
 
 def reference(torch, F, op, x, w, t):
@@ -208,6 +218,9 @@ def reference(torch, F, op, x, w, t):
         return xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()
     if op == "softmax":
         return torch.softmax(xf, dim=-1)
+    if op == "softmax_bwd":   # x: the forward's output y, w: dy
+        wf = w.float()
+        return xf * (wf - (xf * wf).sum(-1, keepdim=True))
     return F.cross_entropy(xf, t, reduction="none")
 
 
@@ -216,13 +229,15 @@ def bytes_moved(op, M, N, es):
         return 2 * M * N * es + N * es
     if op == "softmax":
         return 2 * M * N * es
+    if op == "softmax_bwd":
+        return 3 * M * N * es
     return M * N * es + M * 12
 
 
 def compare(torch, op, got, ref, N):
     """None when got matches ref, else a one-line description of the worst element."""
     rtol, atol = TOL[op]
-    if op == "softmax":
+    if op in ("softmax", "softmax_bwd"):
         atol /= N
     g = got.float()
     if torch.allclose(g, ref, rtol=rtol, atol=atol):
@@ -279,7 +294,8 @@ def main():
     log("# vs_torch: %s, torch %s, %s; libkite %s" % (torch.cuda.get_device_name(dev), torch.__version__,
                                                        args.dtype, os.path.normpath(args.lib)))
     log("# timing: %s; rmsnorm in torch: %s; M*N = %d" % (method, rms_desc, args.elems))
-    log("# bytes: rmsnorm 2*M*N*e + N*e; softmax 2*M*N*e; cross_entropy M*N*e + M*12; TB/s = 1e12 B/s")
+    log("# bytes: rmsnorm 2*M*N*e + N*e; softmax 2*M*N*e; cross_entropy M*N*e + M*12; softmax_bwd 3*M*N*e;"
+        " TB/s = 1e12 B/s")
 
     rows, failures = [], []
     gen = torch.Generator(device="cuda")
@@ -298,6 +314,17 @@ def main():
                 def kite_fn():
                     kite.check(kite.lib.kite_rmsnorm_fwd(kd, M, N, x.data_ptr(), N, w.data_ptr(), EPS,
                                                          y.data_ptr(), N, None, stream), "kite_rmsnorm_fwd")
+                    return y
+
+                def torch_args():
+                    return (x, w)
+            elif op == "softmax_bwd":
+                x = torch.softmax(x.float(), dim=-1).to(dtype)   # the forward's output y
+                w = torch.randn(M, N, device="cuda", dtype=dtype, generator=gen)   # dy
+
+                def kite_fn():
+                    kite.check(kite.lib.kite_softmax_bwd(kd, M, N, x.data_ptr(), N, w.data_ptr(), N,
+                                                         y.data_ptr(), N, stream), "kite_softmax_bwd")
                     return y
 
                 def torch_args():

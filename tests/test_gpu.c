@@ -36,8 +36,10 @@
 
 extern char **environ;
 
-enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_COUNT };
-static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy" };
+/* softmax_bwd: x holds the forward's output y (rows of probabilities), dy the
+   incoming gradient, and y receives dx; "in place" means dx == dy. */
+enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_SOFTMAX_BWD, OP_COUNT };
+static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd" };
 static const kite_dtype row_dtypes[3] = { KITE_BF16, KITE_F16, KITE_F32 };
 
 #define POISON 0xff   /* NaN in bf16, f16 and f32 */
@@ -77,15 +79,16 @@ typedef struct rowcase {
   cudaStream_t stream;
   int64_t M, N, ldx, ldy;   /* ldy: unused by cross_entropy */
   int64_t xoff, yoff, woff; /* elements from the allocation to the data */
+  int64_t lddy, dyoff;      /* softmax_bwd's dy */
   int aux;                  /* rstd / lse given */
   int inplace;              /* y == x, ldy == ldx */
   float eps;
   int64_t ignore;
   int es;
-  size_t xbytes, ybytes, wbytes;
-  unsigned char *xh, *wh;   /* host copies as uploaded (poison outside the rows) */
+  size_t xbytes, ybytes, wbytes, dybytes;
+  unsigned char *xh, *wh, *dyh;   /* host copies as uploaded (poison outside the rows) */
   int64_t *th;              /* targets */
-  unsigned char *xd, *yd, *wd;
+  unsigned char *xd, *yd, *wd, *dyd;
   int64_t *td;
   float *rstd_d, *loss_d, *lse_d;   /* allocations; the outputs start one float in */
   unsigned char aux_poison; /* byte the f32 outputs are filled with first */
@@ -121,7 +124,12 @@ static void rc_layout(rowcase *c, kt_rng *r, int aligned16)
     c->yoff = 2 * kt_range(r, 0, 1) + 1;
     c->woff = 2 * kt_range(r, 0, 1) + 1;
   }
-  if (c->inplace) {
+  c->lddy = c->ldx + (aligned16 ? 16 / c->es : 2);
+  c->dyoff = c->woff;
+  if (c->inplace && c->op == OP_SOFTMAX_BWD) {
+    c->ldy = c->lddy;
+    c->yoff = c->dyoff;
+  } else if (c->inplace) {
     c->ldy = c->ldx;
     c->yoff = c->xoff;
   }
@@ -149,6 +157,11 @@ static void rc_fill(rowcase *c, kt_rng *r)
       const double scale = exp(4.0 * kt_uniform(r) - 2.0);
       const int zero = M >= 3 && i == 1;   /* one all-zero row: rstd = 1/sqrt(eps) */
       for (int64_t j = 0; j < N; j++) kt_store(c->dt, row, j, zero ? 0.f : (float)(scale * kt_normal(r)));
+    } else if (c->op == OP_SOFTMAX_BWD) {
+      /* a softmax output: exp of scale-3 logits, normalised, rounded to the dtype */
+      double sum = 0;
+      for (int64_t j = 0; j < N; j++) sum += exp(3.0 * kt_normal(r));
+      for (int64_t j = 0; j < N; j++) kt_store(c->dt, row, j, (float)(exp(3.0 * kt_normal(r)) / sum));
     } else {
       /* scale 3 around a row offset, so that subtracting the max matters */
       const double shift = 120.0 * kt_uniform(r) - 60.0;
@@ -171,6 +184,17 @@ static void rc_fill(rowcase *c, kt_rng *r)
   }
   c->xd = kt_dalloc(c->xbytes);
   KT_CUDA_CHECK(cudaMemcpy(c->xd, c->xh, c->xbytes, cudaMemcpyHostToDevice));
+  if (c->op == OP_SOFTMAX_BWD) {   /* dy: unit normal, one row constant (dx = 0 there) */
+    c->dybytes = span_bytes(c->dyoff, M, c->lddy, N, c->es);
+    c->dyh = kt_halloc(c->dybytes);
+    memset(c->dyh, POISON, c->dybytes);
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++)
+        kt_store(c->dt, c->dyh + (c->dyoff + i * c->lddy) * c->es, j, M >= 2 && i == 0 ? 0.75f : (float)kt_normal(r));
+    c->dyd = kt_dalloc(c->dybytes);
+    KT_CUDA_CHECK(cudaMemcpy(c->dyd, c->dyh, c->dybytes, cudaMemcpyHostToDevice));
+    if (c->inplace) c->ybytes = c->dybytes;
+  }
   if (c->op == OP_RMSNORM) {
     c->wh = kt_halloc(c->wbytes);
     memset(c->wh, POISON, c->wbytes);
@@ -179,7 +203,7 @@ static void rc_fill(rowcase *c, kt_rng *r)
     KT_CUDA_CHECK(cudaMemcpy(c->wd, c->wh, c->wbytes, cudaMemcpyHostToDevice));
   }
   if (c->op != OP_CE) {
-    c->yd = c->inplace ? c->xd : kt_dalloc(c->ybytes);
+    c->yd = c->inplace ? (c->op == OP_SOFTMAX_BWD ? c->dyd : c->xd) : kt_dalloc(c->ybytes);
     if (!c->inplace) KT_CUDA_CHECK(cudaMemset(c->yd, POISON, c->ybytes));
   } else {
     c->td = kt_dalloc((size_t)(M + 2) * sizeof(int64_t));
@@ -217,6 +241,10 @@ static kite_row_args rc_args(const rowcase *c)
     a.loss = c->loss_d + 1;
     a.lse = c->aux ? c->lse_d + 1 : NULL;
   }
+  if (c->op == OP_SOFTMAX_BWD) {
+    a.dy = c->dyd + c->dyoff * c->es;
+    a.lddy = c->lddy;
+  }
   return a;
 }
 
@@ -229,6 +257,8 @@ static kite_status rc_call(const rowcase *c)
     return kite_rmsnorm_fwd(c->dt, a.M, a.N, a.x, a.ldx, a.w, a.eps, a.y, a.ldy, a.rstd, c->stream);
   case OP_SOFTMAX:
     return kite_softmax_fwd(c->dt, a.M, a.N, a.x, a.ldx, a.y, a.ldy, c->stream);
+  case OP_SOFTMAX_BWD:
+    return kite_softmax_bwd(c->dt, a.M, a.N, a.x, a.ldx, a.dy, a.lddy, a.y, a.ldy, c->stream);
   default:
     return kite_cross_entropy_fwd(c->dt, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, a.lse,
                                   c->stream);
@@ -318,10 +348,29 @@ static void rc_check(const rowcase *c, const outputs *o, stats *st)
   const int64_t M = c->M, N = c->N;
   const kite_dtype dt = c->dt;
   double *ref = kt_halloc((size_t)N * sizeof(double));
-  if (!c->inplace) ck_assert_msg(memcmp(o->x, c->xh, c->xbytes) == 0, "%s: x was modified", where);
+  double *extra = kt_halloc((size_t)N * sizeof(double));   /* per element: f32 arithmetic's share */
+  for (int64_t j = 0; j < N; j++) extra[j] = 0;
+  if (!c->inplace || c->op == OP_SOFTMAX_BWD)
+    ck_assert_msg(memcmp(o->x, c->xh, c->xbytes) == 0, "%s: x was modified", where);
+  double floor = 0.0;   /* outputs far below the row's scale are judged against it */
   for (int64_t i = 0; i < M; i++) {
     const unsigned char *xr = c->xh + (c->xoff + i * c->ldx) * c->es;
-    if (c->op == OP_RMSNORM) {
+    if (c->op == OP_SOFTMAX_BWD) {
+      /* dx_j = y_j (dy_j - dot): in f32 the dot is off by up to ~1e-5 of sum |y dy| and
+         dy_j - dot by a rounding of its terms; both scale with y_j (dy_j - dot may cancel) */
+      const unsigned char *gr = c->dyh + (c->dyoff + i * c->lddy) * c->es;
+      double dot = 0, mag = 0;
+      for (int64_t j = 0; j < N; j++) {
+        const double p = (double)kt_load(dt, xr, j) * kt_load(dt, gr, j);
+        dot += p;
+        mag += fabs(p);
+      }
+      for (int64_t j = 0; j < N; j++) {
+        const double yj = kt_load(dt, xr, j), gj = kt_load(dt, gr, j);
+        ref[j] = yj * (gj - dot);
+        extra[j] = fabs(yj) * (1e-5 * mag + 1e-6 * (fabs(gj) + fabs(dot)));
+      }
+    } else if (c->op == OP_RMSNORM) {
       double ss = 0;
       for (int64_t j = 0; j < N; j++) {
         const double v = kt_load(dt, xr, j);
@@ -358,11 +407,11 @@ static void rc_check(const rowcase *c, const outputs *o, stats *st)
     double rowmax = 0;
     for (int64_t j = 0; j < N; j++) rowmax = fmax(rowmax, fabs(ref[j]));
     /* softmax outputs far below the row's largest are judged against it */
-    const double floor = c->op == OP_SOFTMAX ? 1e-4 * rowmax : 0.0;
+    if (c->op == OP_SOFTMAX) floor = 1e-4 * rowmax;
     const unsigned char *yr = o->y + (c->yoff + i * c->ldy) * c->es;
     for (int64_t j = 0; j < N; j++) {
       const double got = kt_load(dt, yr, j), want = ref[j];
-      const double tol = y_rtol(dt) * (fabs(want) + floor) + y_atol(dt);
+      const double tol = y_rtol(dt) * (fabs(want) + floor) + y_atol(dt) + extra[j];
       if (isnan(got) || !(fabs(got - want) <= tol))
         ck_abort_msg("%s: y[%lld][%lld] = %.9g, want %.9g (tolerance %.3g)%s", where, (long long)i, (long long)j,
                      got, want, tol, isnan(got) ? " - not written" : "");
@@ -391,6 +440,12 @@ static void rc_check(const rowcase *c, const outputs *o, stats *st)
   if (wrote_loss) expect_poison(loss, (size_t)(M + 1) * 4, fb, c->aux_poison, "loss after M", where);
   expect_poison(lse, 0, wrote_lse ? 4 : fb, c->aux_poison, "lse", where);
   if (wrote_lse) expect_poison(lse, (size_t)(M + 1) * 4, fb, c->aux_poison, "lse after M", where);
+  /* dy is read only (unless dx is dy) */
+  if (c->op == OP_SOFTMAX_BWD && !c->inplace) {
+    unsigned char *g = kt_halloc(c->dybytes);
+    KT_CUDA_CHECK(cudaMemcpy(g, c->dyd, c->dybytes, cudaMemcpyDeviceToHost));
+    ck_assert_msg(memcmp(g, c->dyh, c->dybytes) == 0, "%s: dy was modified", where);
+  }
   /* w is read only */
   if (c->op == OP_RMSNORM) {
     unsigned char *w = kt_halloc(c->wbytes);
@@ -494,6 +549,12 @@ START_TEST(variant_matches_reference)
       KT_CUDA_CHECK(cudaMemcpy(one.xd + c.xoff * c.es, c.xd + (c.xoff + (c.M - 1) * c.ldx) * c.es,
                                (size_t)(c.N * c.es), cudaMemcpyDeviceToDevice));
       if (c.op == OP_CE) one.td = c.td + (c.M - 1);
+      if (c.op == OP_SOFTMAX_BWD) {   /* and dy's last row first */
+        one.dyd = kt_dalloc(c.dybytes);
+        KT_CUDA_CHECK(cudaMemset(one.dyd, POISON, c.dybytes));
+        KT_CUDA_CHECK(cudaMemcpy(one.dyd + c.dyoff * c.es, c.dyd + (c.dyoff + (c.M - 1) * c.lddy) * c.es,
+                                 (size_t)(c.N * c.es), cudaMemcpyDeviceToDevice));
+      }
       rc_run(&one);
       outputs o1;
       rc_download(&one, &o1);
@@ -729,6 +790,7 @@ START_TEST(invalid_calls_touch_nothing)
           switch (op) {
           case OP_RMSNORM: s = kite_rmsnorm_fwd(cdt, a.M, a.N, a.x, a.ldx, a.w, a.eps, a.y, a.ldy, a.rstd, 0); break;
           case OP_SOFTMAX: s = kite_softmax_fwd(cdt, a.M, a.N, a.x, a.ldx, a.y, a.ldy, 0); break;
+          case OP_SOFTMAX_BWD: s = kite_softmax_bwd(cdt, a.M, a.N, a.x, a.ldx, a.dy, a.lddy, a.y, a.ldy, 0); break;
           default: s = kite_cross_entropy_fwd(cdt, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, a.lse, 0);
           }
         }
@@ -744,6 +806,11 @@ START_TEST(invalid_calls_touch_nothing)
       snprintf(where, sizeof where, "%s %s after invalid calls", op_names[op], kt_dtype_name(dt));
       ck_assert_msg(memcmp(o.x, c.xh, c.xbytes) == 0, "%s: x changed", where);
       if (o.y) expect_poison(o.y, 0, c.ybytes, POISON, "y", where);
+      if (c.dyd) {
+        unsigned char *g = kt_halloc(c.dybytes);
+        KT_CUDA_CHECK(cudaMemcpy(g, c.dyd, c.dybytes, cudaMemcpyDeviceToHost));
+        ck_assert_msg(memcmp(g, c.dyh, c.dybytes) == 0, "%s: dy changed", where);
+      }
       const size_t fb = (size_t)(c.M + GUARD) * sizeof(float);
       expect_poison((unsigned char *)o.rstd, 0, fb, POISON, "rstd", where);
       expect_poison((unsigned char *)o.loss, 0, fb, POISON, "loss", where);
@@ -813,9 +880,10 @@ START_TEST(longest_row_here)
   char where[160];
   snprintf(where, sizeof where, "%s M=1 N=%lld", info.name, (long long)N);
 
-  /* x: 1.0 (rmsnorm) or 0.0 (softmax, cross-entropy: exp(x - max) is exactly 1) */
+  /* x: 1.0 (rmsnorm; softmax_bwd's y, with dy 1.0: dx = 1 - N, the sum exact in f32 for
+     N = 2^30) or 0.0 (softmax, cross-entropy: exp(x - max) is exactly 1) */
   unsigned char one[4];
-  kt_store(c.dt, one, 0, op == OP_RMSNORM ? 1.f : 0.f);
+  kt_store(c.dt, one, 0, op == OP_RMSNORM || op == OP_SOFTMAX_BWD ? 1.f : 0.f);
   c.xd = kt_dalloc(bytes);
   dev_fill(c.xd, bytes, one, (size_t)es);
   KT_CUDA_CHECK(cudaMemset(c.xd, POISON, (size_t)(off * es)));
@@ -825,6 +893,13 @@ START_TEST(longest_row_here)
     kt_store(c.dt, one, 0, 1.f);
     dev_fill(c.wd, bytes, one, (size_t)es);
     KT_CUDA_CHECK(cudaMemset(c.wd + (off + N) * es, POISON, (size_t)(GUARD * es)));
+  }
+  if (op == OP_SOFTMAX_BWD) {
+    c.dyd = kt_dalloc(bytes);
+    c.dyoff = off;
+    c.lddy = c.ldx;
+    dev_fill(c.dyd, bytes, one, (size_t)es);
+    KT_CUDA_CHECK(cudaMemset(c.dyd + (off + N) * es, POISON, (size_t)(GUARD * es)));
   }
   if (op != OP_CE) {
     c.yd = kt_dalloc(bytes);
@@ -855,6 +930,8 @@ START_TEST(longest_row_here)
     want_y = (double)kt_store(c.dt, one, 0, (float)rs);
   } else if (op == OP_SOFTMAX) {
     want_y = 1.0 / (double)N;
+  } else if (op == OP_SOFTMAX_BWD) {
+    want_y = 1.0 - (double)N;
   } else {
     const double lse = log((double)N), tol = ce_tol(c.dt) * (1 + lse);
     KT_CUDA_CHECK(cudaMemcpy(&f[0], c.loss_d + 1, 4, cudaMemcpyDeviceToHost));
