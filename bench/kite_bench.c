@@ -36,8 +36,11 @@
 #define RMS_EPS 1e-6f
 #define CE_IGNORE (-100)
 
-static const char *const ALL_OPS[] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd" };
-#define N_ALL_OPS 4
+static const char *const ALL_OPS[] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd" };
+#define N_ALL_OPS 5
+
+/* Ops that read targets (set_targets fills them per shape). */
+static int uses_targets(const char *op) { return strncmp(op, "cross_entropy", 13) == 0; }
 static const int64_t DEFAULT_NS[] = { 1024, 4096, 16384, 65536, 262144 };
 
 /* ---- options --------------------------------------------------------------- */
@@ -65,7 +68,8 @@ static void usage(FILE *f)
     "\n"
     "Times kite's row ops against a device-to-device copy of the same bytes.\n"
     "  --dtype bf16|f16|f32   element type (default bf16)\n"
-    "  --op NAME[,NAME..]     rmsnorm, softmax, cross_entropy (or ce), softmax_bwd, all (default all)\n"
+    "  --op NAME[,NAME..]     rmsnorm, softmax, cross_entropy (or ce), softmax_bwd,\n"
+    "                         cross_entropy_bwd, all (default all)\n"
     "  --n LIST               row lengths, comma-separated; 2^k allowed\n"
     "                         (default 1024,4096,16384,65536,262144)\n"
     "  --elems E              total elements M*N per problem, 2^k or a number (default 2^28);\n"
@@ -331,6 +335,11 @@ static kite_row_args row_args(const struct bench *b, const struct shape *s, int 
       a.dy = b->x + (size_t)((set + b->nsets / 2) % b->nsets) * b->x_stride;
       a.lddy = s->N;
     }
+    if (strcmp(s->op, "cross_entropy_bwd") == 0) {   /* lse: the loss buffer's floats; no dloss */
+      a.target = b->tgt + (size_t)set * b->rows_cap;
+      a.ignore_index = CE_IGNORE;
+      a.lse = b->loss + (size_t)set * b->rows_cap;
+    }
   }
   return a;
 }
@@ -439,6 +448,7 @@ static double bytes_moved(const struct bench *b, const struct shape *s)
   if (strcmp(s->op, "rmsnorm") == 0) return 2 * mn + (double)s->N * b->es;
   if (strcmp(s->op, "softmax") == 0) return 2 * mn;
   if (strcmp(s->op, "softmax_bwd") == 0) return 3 * mn;   /* y and dy read, dx written */
+  if (strcmp(s->op, "cross_entropy_bwd") == 0) return 2 * mn + (double)s->M * (sizeof(int64_t) + sizeof(float));
   return mn + (double)s->M * (sizeof(int64_t) + sizeof(float));
 }
 
@@ -485,7 +495,7 @@ static void bench_shape(struct bench *b, const struct shape *s)
 {
   char chosen[256];
   struct timing copy, t;
-  if (strcmp(s->op, "cross_entropy") == 0) set_targets(b, s->N, s->M);
+  if (uses_targets(s->op)) set_targets(b, s->N, s->M);
   dispatched(b, s, chosen, sizeof chosen);
   time_it(b, s, VIA_COPY, NULL, &copy);
 
@@ -644,7 +654,7 @@ static int row_tune_work(struct tune_run *run, void *ctx)
         struct shape s = { ALL_OPS[i], rows_for(&b, ns[j]), ns[j] };
         struct top2 r;
         if (!tune_shape(run, k)) continue;
-        if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
+        if (uses_targets(s.op)) set_targets(&b, s.N, s.M);
         time_every_variant(&b, &s, &r, run, k, tail, NULL);
         tune_done(run, k);
         printf("tune %-13s %-4s N=%-7lld %3d variants  best %-44s %9.1f us\n", s.op, dtype_name(TUNE_DTYPES[di]),
@@ -699,7 +709,7 @@ static int cmd_check_dispatch(const struct opts *o)
       char chosen[256];
       struct timing t;
       struct top2 r = { { NULL, NULL }, { 0, 0 }, 0 };
-      if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
+      if (uses_targets(s.op)) set_targets(&b, s.N, s.M);
       dispatched(&b, &s, chosen, sizeof chosen);
       kite_status st = time_it(&b, &s, VIA_API, NULL, &t);
       if (st == KITE_OK) time_every_variant(&b, &s, &r, NULL, 0, NULL, o->variants ? stdout : NULL);

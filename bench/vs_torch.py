@@ -35,7 +35,7 @@ import statistics
 import sys
 import time
 
-OPS = ("rmsnorm", "softmax", "cross_entropy", "softmax_bwd")
+OPS = ("rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd")
 DEFAULT_NS = (1024, 4096, 16384, 65536, 262144)
 EPS = 1e-6
 IGNORE_INDEX = -100
@@ -43,7 +43,7 @@ KITE_DTYPE = {"bf16": 0, "f16": 1, "f32": 2}
 # allclose tolerances of kite against an f32 reference: (rtol, atol); softmax's
 # atol is scaled by 1/N below (its values are about 1/N).
 TOL = {"rmsnorm": (2e-2, 2e-2), "softmax": (2e-2, 1e-3), "cross_entropy": (1e-3, 1e-3),
-       "softmax_bwd": (2e-2, 1e-3)}
+       "softmax_bwd": (2e-2, 1e-3), "cross_entropy_bwd": (2e-2, 1e-3)}
 
 
 def log(*a):
@@ -97,6 +97,8 @@ class Kite:
         L.kite_cross_entropy_fwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp, vp, vp]
         L.kite_softmax_bwd.restype = ci
         L.kite_softmax_bwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp, i64, vp]
+        L.kite_cross_entropy_bwd.restype = ci
+        L.kite_cross_entropy_bwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp, vp, vp, i64, vp]
         L.kite_explain.restype = ci
         L.kite_explain.argtypes = [ctypes.c_char_p, ci, i64, i64, i64, ctypes.c_char_p, ctypes.c_size_t]
 
@@ -208,8 +210,11 @@ def torch_fns(torch, F):
             return torch._softmax_backward_data(dy, y, -1, y.dtype)
         yf = y.float()
         return (yf * (dy.float() - (yf * dy.float()).sum(-1, keepdim=True))).to(y.dtype)
+    def cross_entropy_bwd(x, t, lse):   # dx from the forward's lse, dloss 1, no ignored rows
+        p = (x.float() - lse[:, None]).exp()
+        return (p - F.one_hot(t, x.shape[-1]).float()).to(x.dtype)
     return {"rmsnorm": rmsnorm, "softmax": softmax, "cross_entropy": cross_entropy,
-            "softmax_bwd": softmax_bwd}, rms_desc
+            "softmax_bwd": softmax_bwd, "cross_entropy_bwd": cross_entropy_bwd}, rms_desc
 
 
 def reference(torch, F, op, x, w, t):
@@ -221,6 +226,8 @@ def reference(torch, F, op, x, w, t):
     if op == "softmax_bwd":   # x: the forward's output y, w: dy
         wf = w.float()
         return xf * (wf - (xf * wf).sum(-1, keepdim=True))
+    if op == "cross_entropy_bwd":
+        return torch.softmax(xf, dim=-1) - F.one_hot(t, xf.shape[-1]).float()
     return F.cross_entropy(xf, t, reduction="none")
 
 
@@ -231,13 +238,15 @@ def bytes_moved(op, M, N, es):
         return 2 * M * N * es
     if op == "softmax_bwd":
         return 3 * M * N * es
+    if op == "cross_entropy_bwd":
+        return 2 * M * N * es + M * 12
     return M * N * es + M * 12
 
 
 def compare(torch, op, got, ref, N):
     """None when got matches ref, else a one-line description of the worst element."""
     rtol, atol = TOL[op]
-    if op in ("softmax", "softmax_bwd"):
+    if op in ("softmax", "softmax_bwd", "cross_entropy_bwd"):
         atol /= N
     g = got.float()
     if torch.allclose(g, ref, rtol=rtol, atol=atol):
@@ -295,6 +304,7 @@ def main():
                                                        args.dtype, os.path.normpath(args.lib)))
     log("# timing: %s; rmsnorm in torch: %s; M*N = %d" % (method, rms_desc, args.elems))
     log("# bytes: rmsnorm 2*M*N*e + N*e; softmax 2*M*N*e; cross_entropy M*N*e + M*12; softmax_bwd 3*M*N*e;"
+        " cross_entropy_bwd 2*M*N*e + M*12;"
         " TB/s = 1e12 B/s")
 
     rows, failures = [], []
@@ -318,6 +328,17 @@ def main():
 
                 def torch_args():
                     return (x, w)
+            elif op == "cross_entropy_bwd":
+                lse = torch.logsumexp(x.float(), dim=-1)
+
+                def kite_fn():
+                    kite.check(kite.lib.kite_cross_entropy_bwd(kd, M, N, x.data_ptr(), N, t.data_ptr(),
+                                                               IGNORE_INDEX, lse.data_ptr(), None,
+                                                               y.data_ptr(), N, stream), "kite_cross_entropy_bwd")
+                    return y
+
+                def torch_args():
+                    return (x, t, lse)
             elif op == "softmax_bwd":
                 x = torch.softmax(x.float(), dim=-1).to(dtype)   # the forward's output y
                 w = torch.randn(M, N, device="cuda", dtype=dtype, generator=gen)   # dy

@@ -64,8 +64,17 @@ kite_status kite_cross_entropy_fwd(kite_dtype dtype, int64_t M, int64_t N, const
 kite_status kite_softmax_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *y, int64_t ldy,
                              const void *dy, int64_t lddy, void *dx, int64_t lddx, cudaStream_t stream);
 
+/* dx = (softmax(x) - onehot(target)) * dloss, row by row: the gradient of cross-entropy's loss.  lse
+   (M floats) is the forward's; dloss (M floats) may be NULL (1 for every row).  Rows whose target is
+   ignore_index get 0; a target outside [0, N) gives NaN.  dx may be x itself (same pointer and
+   stride), but must not overlap it otherwise.  Computed in f32. */
+kite_status kite_cross_entropy_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                                   const int64_t *target, int64_t ignore_index, const float *lse,
+                                   const float *dloss, void *dx, int64_t lddx, cudaStream_t stream);
+
 /* The variant kite would launch for this problem, and why (tuned rule or heuristic); no launch.
-   op is "rmsnorm", "softmax", "cross_entropy", "softmax_bwd" (row ops: M rows of N, K ignored) or "gemm"
+   op is "rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd" (row ops: M rows of
+   N, K ignored) or "gemm"
    (dtype is that of A, B and C alike).  Pointers and strides are taken as 16-byte aligned.
    Writes a one-line text into buf (truncated to len). */
 kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
@@ -87,6 +96,8 @@ typedef struct kite_row_args {
   float *lse;                      /* cross_entropy, optional */
   const void *dy; int64_t lddy;    /* backward ops: the incoming gradient (softmax_bwd: x is the
                                       forward's output y, and y receives dx) */
+  const float *dloss;              /* cross_entropy_bwd, optional: each row's loss gradient (lse,
+                                      target, ignore_index as in the forward; y receives dx) */
 } kite_row_args;
 
 /* The arguments of a GEMM launcher: C = alpha * A * B^T + beta * C, each

@@ -5,7 +5,7 @@
 #include "kite_internal.h"
 
 /* What an op reads and writes besides x. */
-enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4, KITE_ROW_DY = 8 };
+enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4, KITE_ROW_DY = 8, KITE_ROW_LSE = 16 };
 
 /* x_name, y_name: what the op's entry point calls the tensors in x and y. */
 struct kite_row_op {
@@ -19,6 +19,7 @@ static const struct kite_row_op kite_row_ops[] = {
   { "softmax", KITE_ROW_Y, "x", "y" },
   { "cross_entropy", KITE_ROW_CE, "x", "y" },
   { "softmax_bwd", KITE_ROW_Y | KITE_ROW_DY, "y", "dx" },
+  { "cross_entropy_bwd", KITE_ROW_Y | KITE_ROW_LSE, "x", "dx" },
 };
 
 /* Ops kite does not know (a user's own template) follow the plain x -> y contract. */
@@ -40,17 +41,20 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
   if ((op->uses & KITE_ROW_DY) && !a->dy) return kite__fail(KITE_ERR_INVALID_ARG, "%s: dy is NULL", op->name);
   if ((op->uses & KITE_ROW_CE) && (!a->target || !a->loss))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and loss must not be NULL", op->name);
+  if ((op->uses & KITE_ROW_LSE) && (!a->target || !a->lse))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and lse must not be NULL", op->name);
   const void *y = (op->uses & KITE_ROW_Y) ? a->y : NULL, *w = (op->uses & KITE_ROW_W) ? a->w : NULL;
   const void *dy = (op->uses & KITE_ROW_DY) ? a->dy : NULL;
   if (kite__misaligned(a->x, es) || kite__misaligned(y, es) || kite__misaligned(w, es) ||
       kite__misaligned(dy, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s, %s%s must be aligned to their %d-byte elements",
                       op->name, op->x_name, op->y_name, (op->uses & KITE_ROW_W) ? ", w" : dy ? ", dy" : "", es);
-  const int ce = op->uses & KITE_ROW_CE;
+  const int ce = op->uses & KITE_ROW_CE, ceb = op->uses & KITE_ROW_LSE;
   const void *rstd = (op->uses & KITE_ROW_W) ? a->rstd : NULL;
   if (kite__misaligned(rstd, 4) || (ce && (kite__misaligned(a->loss, 4) || kite__misaligned(a->lse, 4) ||
-                                         kite__misaligned(a->target, 8))))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd, loss, lse (4 bytes) or target (8 bytes) misaligned",
+                                         kite__misaligned(a->target, 8))) ||
+      (ceb && (kite__misaligned(a->lse, 4) || kite__misaligned(a->dloss, 4) || kite__misaligned(a->target, 8))))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd, loss, lse, dloss (4 bytes) or target (8 bytes) misaligned",
                       op->name);
   return KITE_OK;
 }
@@ -180,4 +184,13 @@ kite_status kite_softmax_bwd(kite_dtype dtype, int64_t M, int64_t N, const void 
 {
   const kite_row_args a = { .M = M, .N = N, .x = y, .ldx = ldy, .y = dx, .ldy = lddx, .dy = dy, .lddy = lddy };
   return kite_row_run("softmax_bwd", dtype, &a, stream);
+}
+
+kite_status kite_cross_entropy_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                                   const int64_t *target, int64_t ignore_index, const float *lse,
+                                   const float *dloss, void *dx, int64_t lddx, cudaStream_t stream)
+{
+  const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = dx, .ldy = lddx, .target = target,
+                            .ignore_index = ignore_index, .lse = (float *)lse, .dloss = dloss };
+  return kite_row_run("cross_entropy_bwd", dtype, &a, stream);
 }

@@ -37,9 +37,12 @@
 extern char **environ;
 
 /* softmax_bwd: x holds the forward's output y (rows of probabilities), dy the
-   incoming gradient, and y receives dx; "in place" means dx == dy. */
-enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_SOFTMAX_BWD, OP_COUNT };
-static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd" };
+   incoming gradient, and y receives dx; "in place" means dx == dy.
+   cross_entropy_bwd: x the logits, lse the forward's (uploaded into lse_d),
+   dloss given with aux; y receives dx, "in place" means dx == x. */
+enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_SOFTMAX_BWD, OP_CE_BWD, OP_COUNT };
+static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd",
+                                                "cross_entropy_bwd" };
 static const kite_dtype row_dtypes[3] = { KITE_BF16, KITE_F16, KITE_F32 };
 
 #define POISON 0xff   /* NaN in bf16, f16 and f32 */
@@ -87,10 +90,11 @@ typedef struct rowcase {
   int es;
   size_t xbytes, ybytes, wbytes, dybytes;
   unsigned char *xh, *wh, *dyh;   /* host copies as uploaded (poison outside the rows) */
+  float *lseh, *dlossh;     /* cross_entropy_bwd's inputs as uploaded (index 0 before the data) */
   int64_t *th;              /* targets */
   unsigned char *xd, *yd, *wd, *dyd;
   int64_t *td;
-  float *rstd_d, *loss_d, *lse_d;   /* allocations; the outputs start one float in */
+  float *rstd_d, *loss_d, *lse_d, *dloss_d;   /* allocations; the outputs start one float in */
   unsigned char aux_poison; /* byte the f32 outputs are filled with first */
 } rowcase;
 
@@ -205,7 +209,8 @@ static void rc_fill(rowcase *c, kt_rng *r)
   if (c->op != OP_CE) {
     c->yd = c->inplace ? (c->op == OP_SOFTMAX_BWD ? c->dyd : c->xd) : kt_dalloc(c->ybytes);
     if (!c->inplace) KT_CUDA_CHECK(cudaMemset(c->yd, POISON, c->ybytes));
-  } else {
+  }
+  if (c->op == OP_CE || c->op == OP_CE_BWD) {
     c->td = kt_dalloc((size_t)(M + 2) * sizeof(int64_t));
     KT_CUDA_CHECK(cudaMemcpy(c->td + 1, c->th, (size_t)M * sizeof(int64_t), cudaMemcpyHostToDevice));
   }
@@ -213,9 +218,27 @@ static void rc_fill(rowcase *c, kt_rng *r)
   c->rstd_d = kt_dalloc(fbytes);
   c->loss_d = kt_dalloc(fbytes);
   c->lse_d = kt_dalloc(fbytes);
+  c->dloss_d = kt_dalloc(fbytes);
   KT_CUDA_CHECK(cudaMemset(c->rstd_d, c->aux_poison, fbytes));
   KT_CUDA_CHECK(cudaMemset(c->loss_d, c->aux_poison, fbytes));
   KT_CUDA_CHECK(cudaMemset(c->lse_d, c->aux_poison, fbytes));
+  KT_CUDA_CHECK(cudaMemset(c->dloss_d, c->aux_poison, fbytes));
+  if (c->op == OP_CE_BWD) {   /* the forward's lse (f32, from the rows as stored) and a loss gradient */
+    c->lseh = kt_halloc(fbytes);
+    c->dlossh = kt_halloc(fbytes);
+    KT_CUDA_CHECK(cudaMemcpy(c->lseh, c->lse_d, fbytes, cudaMemcpyDeviceToHost));
+    KT_CUDA_CHECK(cudaMemcpy(c->dlossh, c->dloss_d, fbytes, cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < M; i++) {
+      const unsigned char *row = c->xh + (c->xoff + i * c->ldx) * c->es;
+      double m = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < N; j++) m = fmax(m, (double)kt_load(c->dt, row, j));
+      for (int64_t j = 0; j < N; j++) sum += exp((double)kt_load(c->dt, row, j) - m);
+      c->lseh[1 + i] = (float)(m + log(sum));
+      c->dlossh[1 + i] = (float)(0.5 + kt_uniform(r)) / (float)M;
+    }
+    KT_CUDA_CHECK(cudaMemcpy(c->lse_d, c->lseh, fbytes, cudaMemcpyHostToDevice));
+    KT_CUDA_CHECK(cudaMemcpy(c->dloss_d, c->dlossh, fbytes, cudaMemcpyHostToDevice));
+  }
 }
 
 static kite_row_args rc_args(const rowcase *c)
@@ -245,6 +268,12 @@ static kite_row_args rc_args(const rowcase *c)
     a.dy = c->dyd + c->dyoff * c->es;
     a.lddy = c->lddy;
   }
+  if (c->op == OP_CE_BWD) {
+    a.target = c->td + 1;
+    a.ignore_index = c->ignore;
+    a.lse = c->lse_d + 1;
+    a.dloss = c->aux ? c->dloss_d + 1 : NULL;
+  }
   return a;
 }
 
@@ -259,6 +288,9 @@ static kite_status rc_call(const rowcase *c)
     return kite_softmax_fwd(c->dt, a.M, a.N, a.x, a.ldx, a.y, a.ldy, c->stream);
   case OP_SOFTMAX_BWD:
     return kite_softmax_bwd(c->dt, a.M, a.N, a.x, a.ldx, a.dy, a.lddy, a.y, a.ldy, c->stream);
+  case OP_CE_BWD:
+    return kite_cross_entropy_bwd(c->dt, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.lse, a.dloss, a.y,
+                                  a.ldy, c->stream);
   default:
     return kite_cross_entropy_fwd(c->dt, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, a.lse,
                                   c->stream);
@@ -370,6 +402,16 @@ static void rc_check(const rowcase *c, const outputs *o, stats *st)
         ref[j] = yj * (gj - dot);
         extra[j] = fabs(yj) * (1e-5 * mag + 1e-6 * (fabs(gj) + fabs(dot)));
       }
+    } else if (c->op == OP_CE_BWD) {
+      /* dx_j = (exp(x_j - lse) - [j == t]) g from the uploaded f32 lse; exp2.approx and the
+         exponent's f32 rounding (|x| up to ~100) give about 1e-5 of each probability */
+      const double lse = c->lseh[1 + i], g = c->aux ? c->dlossh[1 + i] : 1.0;
+      const int64_t t = c->th[i];
+      for (int64_t j = 0; j < N; j++) {
+        const double p = exp((double)kt_load(dt, xr, j) - lse);
+        ref[j] = t == c->ignore ? 0.0 : (p - (j == t ? 1.0 : 0.0)) * g;
+        extra[j] = t == c->ignore ? 0.0 : fabs(g) * (2e-5 * p + 1e-7);
+      }
     } else if (c->op == OP_RMSNORM) {
       double ss = 0;
       for (int64_t j = 0; j < N; j++) {
@@ -433,13 +475,21 @@ static void rc_check(const rowcase *c, const outputs *o, stats *st)
   const unsigned char *rstd = (const unsigned char *)o->rstd, *loss = (const unsigned char *)o->loss,
                       *lse = (const unsigned char *)o->lse;
   const int wrote_rstd = c->op == OP_RMSNORM && c->aux, wrote_lse = c->op == OP_CE && c->aux;
+  const int lse_in = c->op == OP_CE_BWD;   /* lse and dloss are its inputs: unchanged */
   expect_poison(rstd, 0, wrote_rstd ? 4 : fb, c->aux_poison, "rstd", where);
   if (wrote_rstd) expect_poison(rstd, (size_t)(M + 1) * 4, fb, c->aux_poison, "rstd after M", where);
   const int wrote_loss = c->op == OP_CE;
   expect_poison(loss, 0, wrote_loss ? 4 : fb, c->aux_poison, "loss", where);
   if (wrote_loss) expect_poison(loss, (size_t)(M + 1) * 4, fb, c->aux_poison, "loss after M", where);
-  expect_poison(lse, 0, wrote_lse ? 4 : fb, c->aux_poison, "lse", where);
-  if (wrote_lse) expect_poison(lse, (size_t)(M + 1) * 4, fb, c->aux_poison, "lse after M", where);
+  if (lse_in) {
+    ck_assert_msg(memcmp(o->lse, c->lseh, fb) == 0, "%s: lse (an input) was modified", where);
+    float *dl = kt_halloc(fb);
+    KT_CUDA_CHECK(cudaMemcpy(dl, c->dloss_d, fb, cudaMemcpyDeviceToHost));
+    ck_assert_msg(memcmp(dl, c->dlossh, fb) == 0, "%s: dloss (an input) was modified", where);
+  } else {
+    expect_poison(lse, 0, wrote_lse ? 4 : fb, c->aux_poison, "lse", where);
+    if (wrote_lse) expect_poison(lse, (size_t)(M + 1) * 4, fb, c->aux_poison, "lse after M", where);
+  }
   /* dy is read only (unless dx is dy) */
   if (c->op == OP_SOFTMAX_BWD && !c->inplace) {
     unsigned char *g = kt_halloc(c->dybytes);
@@ -548,7 +598,11 @@ START_TEST(variant_matches_reference)
       KT_CUDA_CHECK(cudaMemset(one.xd, POISON, c.xbytes));
       KT_CUDA_CHECK(cudaMemcpy(one.xd + c.xoff * c.es, c.xd + (c.xoff + (c.M - 1) * c.ldx) * c.es,
                                (size_t)(c.N * c.es), cudaMemcpyDeviceToDevice));
-      if (c.op == OP_CE) one.td = c.td + (c.M - 1);
+      if (c.op == OP_CE || c.op == OP_CE_BWD) one.td = c.td + (c.M - 1);
+      if (c.op == OP_CE_BWD) {   /* the last row's lse and dloss first */
+        one.lse_d = c.lse_d + (c.M - 1);
+        one.dloss_d = c.dloss_d + (c.M - 1);
+      }
       if (c.op == OP_SOFTMAX_BWD) {   /* and dy's last row first */
         one.dyd = kt_dalloc(c.dybytes);
         KT_CUDA_CHECK(cudaMemset(one.dyd, POISON, c.dybytes));
@@ -791,6 +845,10 @@ START_TEST(invalid_calls_touch_nothing)
           case OP_RMSNORM: s = kite_rmsnorm_fwd(cdt, a.M, a.N, a.x, a.ldx, a.w, a.eps, a.y, a.ldy, a.rstd, 0); break;
           case OP_SOFTMAX: s = kite_softmax_fwd(cdt, a.M, a.N, a.x, a.ldx, a.y, a.ldy, 0); break;
           case OP_SOFTMAX_BWD: s = kite_softmax_bwd(cdt, a.M, a.N, a.x, a.ldx, a.dy, a.lddy, a.y, a.ldy, 0); break;
+          case OP_CE_BWD:
+            s = kite_cross_entropy_bwd(cdt, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.lse, a.dloss, a.y,
+                                       a.ldy, 0);
+            break;
           default: s = kite_cross_entropy_fwd(cdt, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, a.lse, 0);
           }
         }
@@ -814,7 +872,8 @@ START_TEST(invalid_calls_touch_nothing)
       const size_t fb = (size_t)(c.M + GUARD) * sizeof(float);
       expect_poison((unsigned char *)o.rstd, 0, fb, POISON, "rstd", where);
       expect_poison((unsigned char *)o.loss, 0, fb, POISON, "loss", where);
-      expect_poison((unsigned char *)o.lse, 0, fb, POISON, "lse", where);
+      if (op == OP_CE_BWD) ck_assert_msg(memcmp(o.lse, c.lseh, fb) == 0, "%s: lse changed", where);
+      else expect_poison((unsigned char *)o.lse, 0, fb, POISON, "lse", where);
       kt_free_all();
     }
   KT_CUDA_CHECK(cudaGetLastError());
@@ -904,7 +963,8 @@ START_TEST(longest_row_here)
   if (op != OP_CE) {
     c.yd = kt_dalloc(bytes);
     KT_CUDA_CHECK(cudaMemset(c.yd, POISON, bytes));
-  } else {
+  }
+  if (op == OP_CE || op == OP_CE_BWD) {
     c.th = kt_halloc(3 * sizeof(int64_t));
     c.th[0] = N - 1;   /* the last element */
     c.td = kt_dalloc(3 * sizeof(int64_t));
@@ -917,6 +977,11 @@ START_TEST(longest_row_here)
   KT_CUDA_CHECK(cudaMemset(c.rstd_d, POISON, fb));
   KT_CUDA_CHECK(cudaMemset(c.loss_d, POISON, fb));
   KT_CUDA_CHECK(cudaMemset(c.lse_d, POISON, fb));
+  if (op == OP_CE_BWD) {   /* the forward's lse of a row of zeros, log N; no dloss (1) */
+    const float lse = logf((float)N);
+    KT_CUDA_CHECK(cudaMemcpy(c.lse_d + 1, &lse, 4, cudaMemcpyHostToDevice));
+    c.aux = 0;
+  }
   KT_CUDA_CHECK(cudaDeviceSynchronize());
 
   rc_run(&c);
@@ -932,6 +997,8 @@ START_TEST(longest_row_here)
     want_y = 1.0 / (double)N;
   } else if (op == OP_SOFTMAX_BWD) {
     want_y = 1.0 - (double)N;
+  } else if (op == OP_CE_BWD) {
+    want_y = 1.0 / (double)N;   /* but at the target, the last element: 1/N - 1 */
   } else {
     const double lse = log((double)N), tol = ce_tol(c.dt) * (1 + lse);
     KT_CUDA_CHECK(cudaMemcpy(&f[0], c.loss_d + 1, 4, cudaMemcpyDeviceToHost));
@@ -941,13 +1008,14 @@ START_TEST(longest_row_here)
   }
   if (op != OP_CE) {
     const unsigned char *row = c.yd + off * es;
-    const int64_t w = (int64_t)1 << 20;
-    huge_check_y(&c, row, 0, w, want_y, where);
-    huge_check_y(&c, row, N - w, N, want_y, where);
+    const int64_t w = (int64_t)1 << 20, end = op == OP_CE_BWD ? N - 1 : N;   /* cross_entropy_bwd: */
+    huge_check_y(&c, row, 0, w, want_y, where);                               /* the target apart */
+    huge_check_y(&c, row, N - w, end, want_y, where);
+    if (end < N) huge_check_y(&c, row, end, N, want_y - 1.0, where);
     kt_rng r = kt_rng_for("longest", vi);
     for (int k = 0; k < 8; k++) {
       const int64_t at = kt_range(&r, 0, N - 4096);
-      huge_check_y(&c, row, at, at + 4096, want_y, where);
+      huge_check_y(&c, row, at, at + 4096 < end ? at + 4096 : end, want_y, where);
     }
     unsigned char guard[GUARD * 4], before[64];
     KT_CUDA_CHECK(cudaMemcpy(guard, row + N * es, (size_t)(GUARD * es), cudaMemcpyDeviceToHost));

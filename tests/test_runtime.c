@@ -30,9 +30,11 @@
 #define FLOSS FAKE(0x60000000)
 #define FLSE FAKE(0x70000000)
 #define FDY FAKE(0x80000000)
+#define FDLOSS FAKE(0x90000000)
 
-enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_SOFTMAX_BWD, OP_COUNT };
-static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd" };
+enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_SOFTMAX_BWD, OP_CE_BWD, OP_COUNT };
+static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd",
+                                                "cross_entropy_bwd" };
 static const kite_dtype row_dtypes[3] = { KITE_BF16, KITE_F16, KITE_F32 };
 
 /* The longest row the row ops take (README: any N from 1 to 2^30); longer
@@ -69,6 +71,12 @@ static kite_row_args valid_args(int op)
     a.dy = FDY;
     a.lddy = 1024;
   }
+  if (op == OP_CE_BWD) {   /* y: dx */
+    a.target = FTGT;
+    a.ignore_index = -100;
+    a.lse = FLSE;
+    a.dloss = FDLOSS;
+  }
   return a;
 }
 
@@ -82,6 +90,9 @@ static kite_status call_entry(int op, kite_dtype dt, const kite_row_args *a)
     return kite_softmax_fwd(dt, a->M, a->N, a->x, a->ldx, a->y, a->ldy, 0);
   case OP_SOFTMAX_BWD:
     return kite_softmax_bwd(dt, a->M, a->N, a->x, a->ldx, a->dy, a->lddy, a->y, a->ldy, 0);
+  case OP_CE_BWD:
+    return kite_cross_entropy_bwd(dt, a->M, a->N, a->x, a->ldx, a->target, a->ignore_index, a->lse, a->dloss,
+                                  a->y, a->ldy, 0);
   default:
     return kite_cross_entropy_fwd(dt, a->M, a->N, a->x, a->ldx, a->target, a->ignore_index, a->loss,
                                   a->lse, 0);
@@ -185,8 +196,8 @@ END_TEST
 
 /* ---- row-op validation --------------------------------------------------------------- */
 
-enum { ANY = 15, RMS = 1 << OP_RMSNORM, SMX = 1 << OP_SOFTMAX, CE = 1 << OP_CE, BWD = 1 << OP_SOFTMAX_BWD,
-       YOPS = RMS | SMX | BWD };
+enum { ANY = 31, RMS = 1 << OP_RMSNORM, SMX = 1 << OP_SOFTMAX, CE = 1 << OP_CE, BWD = 1 << OP_SOFTMAX_BWD,
+       CEB = 1 << OP_CE_BWD, YOPS = RMS | SMX | BWD | CEB };
 
 /* Mutation k of a valid problem: returns its description and sets *want, or
    NULL when k does not apply to this op/dtype/path; NULL with *done set past
@@ -262,6 +273,11 @@ static const char *mutate(int k, int op, kite_dtype *dt, kite_row_args *a, kite_
   CASE(48, BWD, "dx one element into dy", a->y = cpy(a->dy, es); a->ldy = a->lddy)
   CASE(49, BWD, "dx == dy but lddx != lddy", a->y = cpy(a->dy, 0); a->ldy = a->lddy + 16)
   CASE(50, BWD, "M * lddy overflows", a->lddy = INT64_MAX / 2)
+  CASE(51, CEB, "target NULL", a->target = NULL)
+  CASE(52, CEB, "lse NULL", a->lse = NULL)
+  CASE(53, CEB, "lse 2 bytes off", a->lse = (float *)cpy(a->lse, 2))
+  CASE(54, CEB, "dloss 2 bytes off", a->dloss = (const float *)cpy(a->dloss, 2))
+  CASE(55, CEB, "target 4 bytes off", a->target = (const int64_t *)cpy(a->target, 4))
   default:
     *done = 1;
     return NULL;
@@ -318,7 +334,10 @@ START_TEST(row_op_valid_arguments_reach_the_device_check)
     const char *desc = "baseline";
     switch (k) {
     case 1: if (op == OP_RMSNORM) { a.rstd = NULL; desc = "rstd NULL"; } break;
-    case 2: if (op == OP_CE) { a.lse = NULL; desc = "lse NULL"; } break;
+    case 2:
+      if (op == OP_CE) { a.lse = NULL; desc = "lse NULL"; }
+      if (op == OP_CE_BWD) { a.dloss = NULL; desc = "dloss NULL"; }
+      break;
     case 3: if (op != OP_CE) { a.y = cpy(a.x, 0); a.ldy = a.ldx; desc = "y == x, ldy == ldx"; } break;
     case 4: /* y right after x's last element */
       if (op != OP_CE) { a.y = cpy(a.x, ((a.M - 1) * a.ldx + a.N) * es); desc = "y just after x"; }

@@ -130,6 +130,10 @@ M.OPS = {
   -- to two accesses per operand, one row block per CTA, or plain streaming
   softmax_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, bulk_first = {},
                   modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
+  -- one pass over x, no reduction: register rows (a whole row block's loads
+  -- out at once) or plain streaming
+  cross_entropy_bwd = { two_pass = false, stream_operands = 1, occupancy = 1024, bulk_first = {},
+                        modes = { reg = true, loop = true }, no_cluster = true },
 }
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
