@@ -645,10 +645,11 @@ __device__ __forceinline__ float raw_elem(const raw_t &r, int d)
 }
 
 // Resident rows: the thread holding element tgt in r writes it to the row's
-// slot (in the CTA of the row's first thread), so no dependent global load (target, then x[target]) holds up the
-// row; the reduction's barrier (or the warp's, for a one-warp row) makes it
-// visible to the row's first thread.  One 32-bit compare per access: the
-// per-element test it replaces cost more than the row's arithmetic.
+// slot (in the CTA of the row's first thread), so no dependent global load
+// (target, then x[target]) holds up the row; the reduction's barrier (or the
+// warp's, for a one-warp row) makes it visible to the row's first thread.
+// One 32-bit compare per access: the per-element test it replaces cost more
+// than the row's arithmetic.
 __device__ __forceinline__ void put_target(const raw_t (&r)[kNv], int t, int64_t tgt, int n, float *slot)
 {
   const int ti = tgt >= 0 && tgt < n ? (int)tgt : -1;
@@ -722,7 +723,7 @@ extern "C" cudaError_t kite_v_cross_entropy_f32_bulk_t128_r2_n2_v16_c0_p4(const 
     int sms;
     const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;
-    limit = (int64_t)sms * kMinCtas;
+    limit = (int64_t)sms * kMinCtas / kCluster;   // in clusters, like blocks
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
   if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too

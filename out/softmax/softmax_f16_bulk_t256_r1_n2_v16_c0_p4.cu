@@ -684,7 +684,7 @@ extern "C" cudaError_t kite_v_softmax_f16_bulk_t256_r1_n2_v16_c0_p4(const void *
     int sms;
     const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;
-    limit = (int64_t)sms * kMinCtas;
+    limit = (int64_t)sms * kMinCtas / kCluster;   // in clusters, like blocks
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
   if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too
