@@ -464,16 +464,15 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
     // a cluster's CTAs write into each other's shared memory only once all
     // have started: they arrive now and wait once their first row's loads are out
     if constexpr (kCluster > 1) cluster_arrive_relaxed();
-    bool started = kCluster == 1;
     int k = 0;
 #pragma unroll 1
     for (; b < blocks; b += block_stride(), k ^= 1) {
-      const Row row = load(place(b, M));
-      if (!started) {
-        cluster_wait();
-        started = true;
+      const place_t p = place(b, M);
+      const Row row = load(p);
+      if constexpr (kCluster > 1) {
+        if (b == first_block()) cluster_wait();
       }
-      finish(place(b, M), row, k);
+      finish(p, row, k);
     }
     return;
   }
@@ -599,7 +598,7 @@ extern "C" cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n2_v16_c0_p1(co
     int sms;
     const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;
-    limit = (int64_t)sms * kMinCtas;
+    limit = (int64_t)sms * kMinCtas / kCluster;   // in clusters, like blocks
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
   if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too
