@@ -36,6 +36,8 @@
 #   bash bench/device_run.sh check8          tuned rows tested, gemm overhead and held-out checks, rows
 #                                            held-out, torch.compile at six N
 #   bash bench/device_run.sh check7b         the row held-out check, also on 16-byte rows (two draws), torch.compile
+#   bash bench/device_run.sh bwd9            test_gpu over every row op, row SASS, the backward ops timed
+#                                            and against torch.compile, their own tune (bwd*.tsv in $OUT)
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -95,13 +97,16 @@ first() {
   fi
 }
 
+# The row ops of the generated table (every op but gemm).
+row_ops() { awk -F'\t' 'NR > 1 && $2 != "gemm" { print $2 }' out/manifest.tsv | sort -u; }
+
 # test_gpu split over processes (its cases are host-bound: float64 references
 # of up to 24 M values per variant): the variants of each op and dtype in one
 # process each, every other test case (Check's CK_RUN_CASE) in one each; all at
 # once, 300 s each.
 gpu_parallel() {
   local t0=$(date +%s) parts="" op dt
-  for op in rmsnorm softmax cross_entropy; do for dt in bf16 f16 f32; do parts="$parts ${op}_${dt}_*"; done; done
+  for op in $(row_ops); do for dt in bf16 f16 f32; do parts="$parts ${op}_${dt}_*"; done; done
   set -f; printf '%s\n' $parts entry targets invalid launch huge tuned | xargs -P 14 -I{} sh -c '
     case "$1" in
       *_*) CK_RUN_CASE=variants KITE_TEST_ONLY="$1" timeout 300 build/test_gpu >"/tmp/gpu.$(echo "$1" | tr -d "*").log" 2>&1 ;;
@@ -242,10 +247,10 @@ rowsall() {
 # Local-memory instructions (spills, stack) in the row kernels' SASS.
 row_sass() {
   local o
-  for o in build/obj/{rmsnorm,softmax,cross_entropy}/*.o; do
+  for o in $(for op in $(row_ops); do ls build/obj/$op/*.o; done); do
     cuobjdump --dump-sass "$o" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "$o"
   done >/tmp/row_ldl.txt
-  echo "row objects with LDL/STL in SASS: $(wc -l </tmp/row_ldl.txt) of $(ls build/obj/{rmsnorm,softmax,cross_entropy}/*.o | wc -l)"
+  echo "row objects with LDL/STL in SASS: $(wc -l </tmp/row_ldl.txt) of $(for op in $(row_ops); do ls build/obj/$op/*.o; done | wc -l)"
   head -5 /tmp/row_ldl.txt
 }
 
@@ -536,6 +541,30 @@ rowsquick() {
   grep -E " [=*] " "$OUT/variants.txt" | awk '{ printf "%-14s %6s %s %-48s %8s %6s\n", $1, $4, $5, $6, $7, $8 }'
 }
 
+# Session 9: the backward ops' first GPU run: test_gpu over every row op
+# (the forward ones again, main's rowops mend), the row SASS, the backward
+# variants timed, torch.compile on them, then their own tune (bwd.tsv and
+# bwd.times.tsv come back in $OUT, to merge with the committed lines).
+bwd9() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  gpu_parallel
+  row_sass
+  timeout 100 build/kite-bench --variants --op softmax_bwd,cross_entropy_bwd --n 4096,16384,65536,262144 \
+    >"$OUT/variants_bwd.txt" 2>&1
+  echo "bwd variants: rc=$? ($(left) s left)"
+  for f in "softmax_bwd 4096" "softmax_bwd 65536" "cross_entropy_bwd 4096" "cross_entropy_bwd 65536" "cross_entropy_bwd 262144"; do
+    awk -v k="$f" '$1 " " $4 == k && NF >= 9 { print $(NF-2), $0 }' "$OUT/variants_bwd.txt" | sort -g -r | head -3 | cut -c1-150
+  done
+  PYTHONUNBUFFERED=1 timeout 150 python3 bench/vs_torch.py --op softmax_bwd,cross_entropy_bwd --n 1024,4096,16384,65536,131072,262144 \
+    --csv "$OUT/vs_torch_bwd.csv" >"$OUT/vs_torch_bwd.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -16 "$OUT/vs_torch_bwd.txt"
+  local t0=$(date +%s)
+  timeout $(( $(left) - 5 )) build/kite-bench --tune /tmp/bwd.tsv --times /tmp/bwd.times.tsv --op softmax_bwd,cross_entropy_bwd \
+    >"$OUT/tune_bwd.log" 2>&1
+  echo "bwd tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "^tune:" "$OUT/tune_bwd.log" | tail -2
+  cp /tmp/bwd.tsv /tmp/bwd.times.tsv "$OUT/" 2>/dev/null
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -566,5 +595,6 @@ case $stage in
   clus8b) clus8b ;;
   checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
+  bwd9) bwd9 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

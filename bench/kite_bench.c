@@ -82,7 +82,7 @@ static void usage(FILE *f)
     "  --csv FILE             also write one CSV row per measurement\n"
     "  --explain OP DTYPE M N [K]  print kite_explain's choice (no GPU needed)\n"
     "  --list                 print the generated variant table (no GPU needed)\n"
-    "  --tune FILE            time every variant of every op and dtype at N = 64 ... 262144 (powers\n"
+    "  --tune FILE            time every variant of every op (--op) and dtype at N = 64 ... 262144 (powers\n"
     "                         of two, and 1.5 * 2^k from 1536 on; M*N = 2^26) and write the\n"
     "                         fastest two per shape to FILE (bench/tuned/<gpu>.tsv, read by make gen)\n"
     "  --times FILE           with --tune: every variant's time at each shape to FILE (with a\n"
@@ -636,7 +636,7 @@ static int row_tune_work(struct tune_run *run, void *ctx)
   int64_t ns[TUNE_NS_MAX];
   const int nns = tune_ns(ns);
   char tail[512];
-  int failures = 0, per_dtype = N_ALL_OPS * nns;
+  int failures = 0, per_dtype = o->nops * nns;
   for (int di = 0; di < N_TUNE_DTYPES; di++) {
     if ((di + 1) * per_dtype <= run->from) continue;
     struct bench b;
@@ -648,10 +648,10 @@ static int row_tune_work(struct tune_run *run, void *ctx)
       fprintf(run->out, "%s\n", TUNE_HEADER);
       tune_done(run, -1);
     }
-    for (int i = 0; i < N_ALL_OPS; i++)
+    for (int i = 0; i < o->nops; i++)
       for (int j = 0; j < nns; j++) {
         const int k = di * per_dtype + i * nns + j;
-        struct shape s = { ALL_OPS[i], rows_for(&b, ns[j]), ns[j] };
+        struct shape s = { o->ops[i], rows_for(&b, ns[j]), ns[j] };
         struct top2 r;
         if (!tune_shape(run, k)) continue;
         if (uses_targets(s.op)) set_targets(&b, s.N, s.M);
@@ -667,7 +667,7 @@ static int row_tune_work(struct tune_run *run, void *ctx)
   return failures ? 1 : 0;
 }
 
-/* --tune FILE: every op, dtype and N of the tuning grid (64 ... 262144) at M*N =
+/* --tune FILE: every op (or those of --op), dtype and N of the tuning grid (64 ... 262144) at M*N =
    2^26; every variant that accepts the shape is timed; the fastest two go to
    FILE (kg_tune.c's format), with a line per failed variant.  The timing runs
    in child processes (tune_supervise): a variant that faults or hangs is
