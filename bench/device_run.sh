@@ -38,6 +38,8 @@
 #   bash bench/device_run.sh check7b         the row held-out check, also on 16-byte rows (two draws), torch.compile
 #   bash bench/device_run.sh bwd9            test_gpu over every row op, row SASS, the backward ops timed
 #                                            and against torch.compile, their own tune (bwd*.tsv in $OUT)
+#   bash bench/device_run.sh norm9           rmsnorm_bwd: test_norm, SASS, its variants timed, torch.compile
+#   bash bench/device_run.sh both9           norm9, then bwd9
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -565,6 +567,37 @@ bwd9() {
   cp /tmp/bwd.tsv /tmp/bwd.times.tsv "$OUT/" 2>/dev/null
 }
 
+# Session 9: rmsnorm_bwd's first GPU run: test_norm (variants by dtype, the
+# entry point, central differences, invalid calls) beside test_gpu's backward
+# variants, its SASS, its variants timed, torch.compile, then the backward
+# ops' own tune (bwd*.tsv in $OUT).
+norm9() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) dt c
+  for dt in bf16 f16 f32; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="rmsnorm_bwd_${dt}_*" timeout 200 build/test_norm >"/tmp/norm.$dt.log" 2>&1 &
+  done
+  for c in entry diff invalid; do CK_RUN_CASE=$c timeout 200 build/test_norm >"/tmp/norm.$c.log" 2>&1 & done
+  wait
+  cat /tmp/norm.*.log >"$OUT/test_norm.log"
+  echo "test_norm in 6 processes: $(( $(date +%s) - t0 )) s"
+  grep -E "^[0-9]+%: Checks" "$OUT/test_norm.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "  %d checks, %d failures, %d errors\n", c, f, e }'
+  grep -E ":[EF]:|crashed" "$OUT/test_norm.log" | cut -c1-300 | head -8
+  grep -E "worst error" "$OUT/test_norm.log" | sort -t' ' -k1,1 | awk '{ print }' | cut -c1-160 | head -60 >"$OUT/test_norm_worst.txt"
+  for f in build/obj/rmsnorm_bwd/*.o; do
+    cuobjdump --dump-sass "$f" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "$f"
+  done >/tmp/nb_ldl.txt
+  echo "rmsnorm_bwd objects with LDL/STL: $(wc -l </tmp/nb_ldl.txt) of $(ls build/obj/rmsnorm_bwd/*.o | wc -l)"
+  timeout 100 build/kite-bench --variants --op rmsnorm_bwd --n 1024,4096,16384,65536,262144 >"$OUT/variants_nbwd.txt" 2>&1
+  echo "rmsnorm_bwd variants: rc=$? ($(left) s left)"
+  for f in 1024 4096 16384 65536 262144; do
+    awk -v k="rmsnorm_bwd $f" '$1 " " $4 == k && NF >= 9 { print $(NF-2), $0 }' "$OUT/variants_nbwd.txt" | sort -g -r | head -3 | cut -c1-150
+  done
+  PYTHONUNBUFFERED=1 timeout 150 python3 bench/vs_torch.py --op rmsnorm_bwd --n 1024,4096,16384,65536,131072,262144 \
+    --csv "$OUT/vs_torch_nbwd.csv" >"$OUT/vs_torch_nbwd.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -10 "$OUT/vs_torch_nbwd.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -596,5 +629,7 @@ case $stage in
   checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
   bwd9) bwd9 ;;
+  norm9) norm9 ;;
+  both9) norm9; bwd9 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

@@ -35,7 +35,7 @@ import statistics
 import sys
 import time
 
-OPS = ("rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd")
+OPS = ("rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd", "rmsnorm_bwd")
 DEFAULT_NS = (1024, 4096, 16384, 65536, 262144)
 EPS = 1e-6
 IGNORE_INDEX = -100
@@ -43,7 +43,7 @@ KITE_DTYPE = {"bf16": 0, "f16": 1, "f32": 2}
 # allclose tolerances of kite against an f32 reference: (rtol, atol); softmax's
 # atol is scaled by 1/N below (its values are about 1/N).
 TOL = {"rmsnorm": (2e-2, 2e-2), "softmax": (2e-2, 1e-3), "cross_entropy": (1e-3, 1e-3),
-       "softmax_bwd": (2e-2, 1e-3), "cross_entropy_bwd": (2e-2, 1e-3)}
+       "softmax_bwd": (2e-2, 1e-3), "cross_entropy_bwd": (2e-2, 1e-3), "rmsnorm_bwd": (2e-2, 2e-2)}
 
 
 def log(*a):
@@ -99,6 +99,11 @@ class Kite:
         L.kite_softmax_bwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp, i64, vp]
         L.kite_cross_entropy_bwd.restype = ci
         L.kite_cross_entropy_bwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp, vp, vp, i64, vp]
+        L.kite_rmsnorm_bwd.restype = ci
+        L.kite_rmsnorm_bwd.argtypes = [ci, i64, i64, vp, i64, vp, ctypes.c_float, vp, vp, i64, vp, i64, vp, vp,
+                                       ctypes.c_size_t, vp]
+        L.kite_rmsnorm_bwd_workspace.restype = ci
+        L.kite_rmsnorm_bwd_workspace.argtypes = [i64, i64, ctypes.POINTER(ctypes.c_size_t)]
         L.kite_explain.restype = ci
         L.kite_explain.argtypes = [ctypes.c_char_p, ci, i64, i64, i64, ctypes.c_char_p, ctypes.c_size_t]
 
@@ -213,8 +218,14 @@ def torch_fns(torch, F):
     def cross_entropy_bwd(x, t, lse):   # dx from the forward's lse, dloss 1, no ignored rows
         p = (x.float() - lse[:, None]).exp()
         return (p - F.one_hot(t, x.shape[-1]).float()).to(x.dtype)
+    def rmsnorm_bwd(x, w, dy, rstd):   # dx and dw (f32) from the forward's rstd
+        xh = x.float() * rstd[:, None]
+        g = dy.float() * w.float()
+        dx = rstd[:, None] * (g - xh * (xh * g).mean(-1, keepdim=True))
+        return dx.to(x.dtype), (dy.float() * xh).sum(0)
     return {"rmsnorm": rmsnorm, "softmax": softmax, "cross_entropy": cross_entropy,
-            "softmax_bwd": softmax_bwd, "cross_entropy_bwd": cross_entropy_bwd}, rms_desc
+            "softmax_bwd": softmax_bwd, "cross_entropy_bwd": cross_entropy_bwd,
+            "rmsnorm_bwd": rmsnorm_bwd}, rms_desc
 
 
 def reference(torch, F, op, x, w, t):
@@ -240,6 +251,8 @@ def bytes_moved(op, M, N, es):
         return 3 * M * N * es
     if op == "cross_entropy_bwd":
         return 2 * M * N * es + M * 12
+    if op == "rmsnorm_bwd":   # x, dy read, dx written; w, rstd read, dw (f32) written
+        return 3 * M * N * es + N * (es + 4) + M * 4
     return M * N * es + M * 12
 
 
@@ -304,7 +317,7 @@ def main():
                                                        args.dtype, os.path.normpath(args.lib)))
     log("# timing: %s; rmsnorm in torch: %s; M*N = %d" % (method, rms_desc, args.elems))
     log("# bytes: rmsnorm 2*M*N*e + N*e; softmax 2*M*N*e; cross_entropy M*N*e + M*12; softmax_bwd 3*M*N*e;"
-        " cross_entropy_bwd 2*M*N*e + M*12;"
+        " cross_entropy_bwd 2*M*N*e + M*12; rmsnorm_bwd 3*M*N*e + N*(e+4) + M*4;"
         " TB/s = 1e12 B/s")
 
     rows, failures = [], []
@@ -339,6 +352,23 @@ def main():
 
                 def torch_args():
                     return (x, t, lse)
+            elif op == "rmsnorm_bwd":
+                dy = torch.randn(M, N, device="cuda", dtype=dtype, generator=gen)
+                rstd = torch.rsqrt(x.float().pow(2).mean(-1) + EPS)
+                dw = torch.empty(N, device="cuda", dtype=torch.float32)
+                wsb = ctypes.c_size_t(0)
+                kite.check(kite.lib.kite_rmsnorm_bwd_workspace(M, N, ctypes.byref(wsb)), "kite_rmsnorm_bwd_workspace")
+                ws = torch.empty(max(wsb.value, 16), device="cuda", dtype=torch.uint8)
+
+                def kite_fn():
+                    kite.check(kite.lib.kite_rmsnorm_bwd(kd, M, N, x.data_ptr(), N, w.data_ptr(), 0.0,
+                                                         rstd.data_ptr(), dy.data_ptr(), N, y.data_ptr(), N,
+                                                         dw.data_ptr(), ws.data_ptr(), wsb.value, stream),
+                               "kite_rmsnorm_bwd")
+                    return y
+
+                def torch_args():
+                    return (x, w, dy, rstd)
             elif op == "softmax_bwd":
                 x = torch.softmax(x.float(), dim=-1).to(dtype)   # the forward's output y
                 w = torch.randn(M, N, device="cuda", dtype=dtype, generator=gen)   # dy
@@ -378,7 +408,16 @@ def main():
             try:
                 out = kite_fn()
                 torch.cuda.synchronize()
-                ref = reference(torch, F, op, x, w, t)
+                if op == "rmsnorm_bwd":
+                    ref, ref_dw = fns[op](x.float(), w.float(), dy.float(), rstd)
+                    if not torch.allclose(dw, ref_dw, rtol=1e-3, atol=1e-4 * M ** 0.5):
+                        worst = int((dw - ref_dw).abs().argmax())
+                        failures.append("%s: dw[%d] %r, torch f32 %r" % (tag, worst, dw[worst].item(),
+                                                                        ref_dw[worst].item()))
+                        log("MISMATCH %s: dw" % tag)
+                        res["check"] = "MISMATCH"
+                else:
+                    ref = reference(torch, F, op, x, w, t)
                 bad = compare(torch, op, out, ref, N)
                 del ref
                 if bad:

@@ -72,9 +72,25 @@ kite_status kite_cross_entropy_bwd(kite_dtype dtype, int64_t M, int64_t N, const
                                    const int64_t *target, int64_t ignore_index, const float *lse,
                                    const float *dloss, void *dx, int64_t lddx, cudaStream_t stream);
 
+/* The gradients of rmsnorm: with xh = x * rstd and g = dy * (w + w_offset),
+   dx = rstd * (g - xh * mean(xh * g)) row by row, and dw = the sum over rows of dy * xh (N floats).
+   rstd (M floats) is the forward's; w_offset is 0, or 1 for Gemma's (1 + w) weights.  dw may be NULL
+   (not computed); else workspace holds kite_rmsnorm_bwd_workspace() bytes (16-byte aligned): each
+   CTA sums its rows into a partial row there, and the partial rows are added in a fixed order, so dw
+   is the same bytes on every run (no atomics).  dx may be x or dy itself (same pointer and stride),
+   but must not overlap either otherwise.  Computed in f32. */
+kite_status kite_rmsnorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                             const void *w, float w_offset, const float *rstd, const void *dy, int64_t lddy,
+                             void *dx, int64_t lddx, float *dw, void *workspace, size_t workspace_bytes,
+                             cudaStream_t stream);
+
+/* Bytes of workspace kite_rmsnorm_bwd needs for dw at M rows of N on the current device (0 for an
+   empty problem), into *bytes. */
+kite_status kite_rmsnorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes);
+
 /* The variant kite would launch for this problem, and why (tuned rule or heuristic); no launch.
-   op is "rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd" (row ops: M rows of
-   N, K ignored) or "gemm"
+   op is "rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd", "rmsnorm_bwd"
+   (row ops: M rows of N, K ignored) or "gemm"
    (dtype is that of A, B and C alike).  Pointers and strides are taken as 16-byte aligned.
    Writes a one-line text into buf (truncated to len). */
 kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
@@ -98,6 +114,11 @@ typedef struct kite_row_args {
                                       forward's output y, and y receives dx) */
   const float *dloss;              /* cross_entropy_bwd, optional: each row's loss gradient (lse,
                                       target, ignore_index as in the forward; y receives dx) */
+  float w_offset;                  /* rmsnorm_bwd: the weight is w + w_offset */
+  float *dw;                       /* rmsnorm_bwd, optional: w's gradient, N floats (rstd is the
+                                      forward's, dy the incoming gradient, y receives dx) */
+  float *partials; int64_t parts;  /* rmsnorm_bwd with dw: room for `parts` partial rows of N
+                                      floats (rounded up to 4), at most one per CTA */
 } kite_row_args;
 
 /* The arguments of a GEMM launcher: C = alpha * A * B^T + beta * C, each

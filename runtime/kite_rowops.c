@@ -3,9 +3,10 @@
 #include <string.h>
 
 #include "kite_internal.h"
+#include "kite_launch.h"
 
 /* What an op reads and writes besides x. */
-enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4, KITE_ROW_DY = 8, KITE_ROW_LSE = 16 };
+enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4, KITE_ROW_DY = 8, KITE_ROW_LSE = 16, KITE_ROW_DW = 32 };
 
 /* x_name, y_name: what the op's entry point calls the tensors in x and y. */
 struct kite_row_op {
@@ -20,6 +21,7 @@ static const struct kite_row_op kite_row_ops[] = {
   { "cross_entropy", KITE_ROW_CE, "x", "y" },
   { "softmax_bwd", KITE_ROW_Y | KITE_ROW_DY, "y", "dx" },
   { "cross_entropy_bwd", KITE_ROW_Y | KITE_ROW_LSE, "x", "dx" },
+  { "rmsnorm_bwd", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_DY | KITE_ROW_DW, "x", "dx" },
 };
 
 /* Ops kite does not know (a user's own template) follow the plain x -> y contract. */
@@ -43,6 +45,11 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and loss must not be NULL", op->name);
   if ((op->uses & KITE_ROW_LSE) && (!a->target || !a->lse))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and lse must not be NULL", op->name);
+  if ((op->uses & KITE_ROW_DW) && !a->rstd)
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd (the forward's) is NULL", op->name);
+  if ((op->uses & KITE_ROW_DW) && a->dw && (!a->partials || a->parts < 1))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw needs a workspace (partials NULL or parts=%lld)", op->name,
+                      (long long)a->parts);
   const void *y = (op->uses & KITE_ROW_Y) ? a->y : NULL, *w = (op->uses & KITE_ROW_W) ? a->w : NULL;
   const void *dy = (op->uses & KITE_ROW_DY) ? a->dy : NULL;
   if (kite__misaligned(a->x, es) || kite__misaligned(y, es) || kite__misaligned(w, es) ||
@@ -51,6 +58,9 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
                       op->name, op->x_name, op->y_name, (op->uses & KITE_ROW_W) ? ", w" : dy ? ", dy" : "", es);
   const int ce = op->uses & KITE_ROW_CE, ceb = op->uses & KITE_ROW_LSE;
   const void *rstd = (op->uses & KITE_ROW_W) ? a->rstd : NULL;
+  if ((op->uses & KITE_ROW_DW) && (kite__misaligned(a->dw, 4) || kite__misaligned(a->dw ? a->partials : NULL, 16)))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw must be 4-byte aligned and the workspace 16-byte aligned",
+                      op->name);
   if (kite__misaligned(rstd, 4) || (ce && (kite__misaligned(a->loss, 4) || kite__misaligned(a->lse, 4) ||
                                          kite__misaligned(a->target, 8))) ||
       (ceb && (kite__misaligned(a->lse, 4) || kite__misaligned(a->dloss, 4) || kite__misaligned(a->target, 8))))
@@ -67,6 +77,16 @@ static int kite_row_apart(const kite_row_args *a, const void *in, int64_t ldin, 
   kite__span(in, a->M, a->N, ldin, es, is);
   kite__span(a->y, a->M, a->N, a->ldy, es, ys);
   return !kite__spans_overlap(is, ys);
+}
+
+/* dw (N floats), the workspace (parts partial rows) and dx: pairwise apart. */
+static int kite_dw_apart(const kite_row_args *a, int es)
+{
+  uintptr_t dw[2], ws[2], ys[2];
+  kite__span(a->dw, 1, a->N, a->N, 4, dw);
+  kite__span(a->partials, a->parts, (a->N + 3) / 4 * 4, (a->N + 3) / 4 * 4, 4, ws);
+  kite__span(a->y, a->M, a->N, a->ldy, es, ys);
+  return !kite__spans_overlap(dw, ws) && !kite__spans_overlap(dw, ys) && !kite__spans_overlap(ws, ys);
 }
 
 static kite_status kite_check_layout(const struct kite_row_op *op, const kite_row_args *a, int es)
@@ -91,6 +111,8 @@ static kite_status kite_check_layout(const struct kite_row_op *op, const kite_ro
   if (has_dy && !kite_row_apart(a, a->dy, a->lddy, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s overlaps dy (only the very same rows may alias)", op->name,
                       op->y_name);
+  if ((op->uses & KITE_ROW_DW) && a->dw && !kite_dw_apart(a, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw, the workspace and %s must not overlap", op->name, op->y_name);
   return KITE_OK;
 }
 
@@ -110,6 +132,8 @@ static kite_status kite_row_check(const struct kite_row_op *op, kite_dtype dtype
   if ((s = kite_check_layout(op, a, es)) != KITE_OK) return s;
   if ((op->uses & KITE_ROW_W) && !(isfinite(a->eps) && a->eps >= 0.f))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: eps=%g must be finite and >= 0", op->name, (double)a->eps);
+  if ((op->uses & KITE_ROW_W) && !isfinite(a->w_offset))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: w_offset=%g must be finite", op->name, (double)a->w_offset);
   return KITE_OK;
 }
 
@@ -123,19 +147,26 @@ static int32_t kite_row_align(const struct kite_row_op *op, const kite_row_args 
   return kite__align_of(ptrs, 4, strides, a->M > 1 ? 3 : 0);
 }
 
-static kite_status kite_row_run(const char *opname, kite_dtype dtype, const kite_row_args *a,
-                                cudaStream_t stream)
+/* The dispatched variant launched on arguments already checked. */
+static kite_status kite_row_dispatch(const char *opname, kite_dtype dtype, const kite_row_args *a,
+                                     cudaStream_t stream)
 {
   const struct kite_row_op *op = kite_row_op_of(opname);
-  int noop;
-  kite_status s = kite_row_check(op, dtype, a, &noop);
-  if (s != KITE_OK || noop) return s;
   const struct kite_variant *v = kite__pick(opname, dtype, a->N, kite_row_align(op, a, kite__dtype_size(dtype)),
                                             NULL);
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "%s: no generated variant for %s N=%lld (was out/ filtered?)",
                       opname, kite__dtype_name(dtype), (long long)a->N);
   return kite__launch(v, a, stream);
+}
+
+static kite_status kite_row_run(const char *opname, kite_dtype dtype, const kite_row_args *a,
+                                cudaStream_t stream)
+{
+  int noop;
+  const kite_status s = kite_row_check(kite_row_op_of(opname), dtype, a, &noop);
+  if (s != KITE_OK || noop) return s;
+  return kite_row_dispatch(opname, dtype, a, stream);
 }
 
 kite_status kite__row_run_variant(const struct kite_variant *v, const kite_row_args *a, cudaStream_t stream)
@@ -193,4 +224,64 @@ kite_status kite_cross_entropy_bwd(kite_dtype dtype, int64_t M, int64_t N, const
   const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = dx, .ldy = lddx, .target = target,
                             .ignore_index = ignore_index, .lse = (float *)lse, .dloss = dloss };
   return kite_row_run("cross_entropy_bwd", dtype, &a, stream);
+}
+
+/* Partial rows of dw for M rows on sms SMs: at least one per SM, up to four
+   while each CTA still gets 32 rows or more (a partial row costs as much as
+   a few rows of the op), never more than M. */
+static int64_t kite_rmsnorm_parts(int64_t M, int sms)
+{
+  int64_t g = (M + 31) / 32;
+  if (g > 4 * (int64_t)sms) g = 4 * (int64_t)sms;
+  if (g < sms) g = sms;
+  return g < M ? g : M;
+}
+
+/* The partial rows for M rows (KITE_ERR_CUDA without a device). */
+static kite_status kite_rmsnorm_bwd_parts(int64_t M, int64_t *parts)
+{
+  int sms;
+  const cudaError_t e = kite__device_sms(&sms);
+  if (e != cudaSuccess)
+    return kite__fail(KITE_ERR_CUDA, "rmsnorm_bwd: SM count of the device: %s", cudaGetErrorString(e));
+  *parts = kite_rmsnorm_parts(M, sms);
+  return KITE_OK;
+}
+
+kite_status kite_rmsnorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes)
+{
+  if (!bytes) return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_bwd_workspace: bytes is NULL");
+  *bytes = 0;
+  if (M < 0 || N < 0)
+    return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_bwd_workspace: M=%lld and N=%lld must not be negative",
+                      (long long)M, (long long)N);
+  if (N > INT32_MAX)
+    return kite__fail(KITE_ERR_UNSUPPORTED, "rmsnorm_bwd_workspace: N=%lld is above 2^31-1", (long long)N);
+  if (M == 0 || N == 0) return KITE_OK;
+  int64_t parts;
+  const kite_status s = kite_rmsnorm_bwd_parts(M, &parts);
+  if (s == KITE_OK) *bytes = (size_t)parts * (size_t)((N + 3) / 4 * 4) * sizeof(float);
+  return s;
+}
+
+kite_status kite_rmsnorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                             const void *w, float w_offset, const float *rstd, const void *dy, int64_t lddy,
+                             void *dx, int64_t lddx, float *dw, void *workspace, size_t workspace_bytes,
+                             cudaStream_t stream)
+{
+  kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = dx, .ldy = lddx, .w = w, .w_offset = w_offset,
+                      .rstd = (float *)rstd, .dy = dy, .lddy = lddy, .dw = dw, .partials = workspace,
+                      .parts = 1 };
+  int noop;
+  kite_status s = kite_row_check(kite_row_op_of("rmsnorm_bwd"), dtype, &a, &noop);
+  if (s != KITE_OK || noop) return s;
+  if (dw) {
+    if ((s = kite_rmsnorm_bwd_parts(M, &a.parts)) != KITE_OK) return s;
+    const size_t need = (size_t)a.parts * (size_t)((N + 3) / 4 * 4) * sizeof(float);
+    if (workspace_bytes < need)
+      return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_bwd: the workspace has %zu bytes, M=%lld N=%lld need %zu "
+                        "(kite_rmsnorm_bwd_workspace)", workspace_bytes, (long long)M, (long long)N, need);
+    if ((s = kite_row_check(kite_row_op_of("rmsnorm_bwd"), dtype, &a, &noop)) != KITE_OK) return s;   /* overlaps */
+  }
+  return kite_row_dispatch("rmsnorm_bwd", dtype, &a, stream);
 }

@@ -1779,6 +1779,120 @@ START_TEST(rule_lookup_cost)
 }
 END_TEST
 
+/* ---- rmsnorm_bwd (test_norm runs it on a GPU) --------------------------------------- */
+
+#define FDW FAKE(0xa0000000)
+#define FWS FAKE(0xb0000000)
+
+/* A valid rmsnorm_bwd problem (4 rows of 1000, strides 1024, dw asked for). */
+struct nbwd { kite_dtype dt; kite_row_args a; void *ws; size_t ws_bytes; };
+
+static struct nbwd nbwd_valid(kite_dtype dt)
+{
+  struct nbwd p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt;
+  p.a.M = 4, p.a.N = 1000, p.a.x = FX, p.a.ldx = 1024, p.a.y = FY, p.a.ldy = 1024;
+  p.a.w = FW, p.a.rstd = FRSTD, p.a.dy = FDY, p.a.lddy = 1024, p.a.dw = FDW;
+  p.a.partials = FWS, p.a.parts = 4;
+  p.ws = FWS, p.ws_bytes = (size_t)1 << 30;
+  return p;
+}
+
+static kite_status nbwd_entry(const struct nbwd *p)
+{
+  const kite_row_args *a = &p->a;
+  return kite_rmsnorm_bwd(p->dt, a->M, a->N, a->x, a->ldx, a->w, a->w_offset, a->rstd, a->dy, a->lddy, a->y,
+                          a->ldy, a->dw, p->ws, p->ws_bytes, 0);
+}
+
+/* Every invalid argument gives its error through the entry point (and, where
+   kite_row_args can say it, kite_run_variant), launches nothing, says why;
+   the valid call stops at the device. */
+START_TEST(rmsnorm_bwd_arguments)
+{
+  const kite_dtype dt = row_dtypes[_i];
+  const int es = kt_dtype_size(dt);
+  const struct kite_variant *v = any_layout_variant("rmsnorm_bwd", dt);
+  const uint64_t before = kite__launch_count();
+  for (int k = 0;; k++) {
+    struct nbwd p = nbwd_valid(dt);
+    kite_row_args *a = &p.a;
+    kite_status want = KITE_ERR_INVALID_ARG;
+    int entry_only = 0;
+    const char *desc;
+    switch (k) {
+    case 0: desc = "x NULL"; a->x = NULL; break;
+    case 1: desc = "w NULL"; a->w = NULL; break;
+    case 2: desc = "rstd NULL"; a->rstd = NULL; break;
+    case 3: desc = "dy NULL"; a->dy = NULL; break;
+    case 4: desc = "dx NULL"; a->y = NULL; break;
+    case 5: desc = "workspace NULL"; p.ws = a->partials = NULL; break;
+    case 6: desc = "workspace 8 bytes off 16"; p.ws = a->partials = (float *)cpy(FWS, 8); break;
+    case 7: desc = "dw 2 bytes off"; a->dw = (float *)cpy(FDW, 2); break;
+    case 8: desc = "rstd 2 bytes off"; a->rstd = (float *)cpy(FRSTD, 2); break;
+    case 9: desc = "w one byte off"; a->w = cpy(FW, 1); break;
+    case 10: desc = "dy one byte off"; a->dy = cpy(FDY, 1); break;
+    case 11: desc = "lddy = N - 1"; a->lddy = a->N - 1; break;
+    case 12: desc = "ldx = N - 1"; a->ldx = a->N - 1; break;
+    case 13: desc = "dx one element into dy"; a->y = cpy(FDY, es); break;
+    case 14: desc = "dx == x with another stride"; a->y = FX; a->ldy = 1040; break;
+    case 15: desc = "dw inside the workspace"; a->dw = (float *)cpy(FWS, 64); break;
+    case 16: desc = "dw inside dx"; a->dw = (float *)cpy(FY, 64); break;
+    case 17: desc = "w_offset NaN"; a->w_offset = NAN; break;
+    case 18: desc = "w_offset inf"; a->w_offset = INFINITY; break;
+    case 19: desc = "M = -1"; a->M = -1; break;
+    case 20: desc = "N = 2^31"; a->N = a->ldx = a->ldy = a->lddy = (int64_t)INT32_MAX + 1;
+      want = KITE_ERR_UNSUPPORTED; break;
+    case 21: desc = "dtype KITE_E4M3"; p.dt = KITE_E4M3; want = KITE_ERR_UNSUPPORTED; entry_only = 1; break;
+    case 22: desc = "parts = 0"; a->parts = 0; p.ws = NULL; break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    for (int path = 0; path < 2 - entry_only; path++) {
+      kite__fail(KITE_OK, "%s", "");
+      const kite_status s = path == 0 ? nbwd_entry(&p) : kite_run_variant(v->name, a, 0);
+      ck_assert_msg(s == want, "rmsnorm_bwd %s, %s via %s: got %s (%s), want %s", kt_dtype_name(dt), desc,
+                    path ? v->name : "entry", kite_status_str(s), kite_last_error(), kite_status_str(want));
+      ck_assert_msg(kite_last_error()[0] != '\0', "%s: no text", desc);
+    }
+  }
+  struct nbwd p = nbwd_valid(dt);
+  expect_valid_no_gpu(nbwd_entry(&p), "rmsnorm_bwd, a valid call");
+  expect_valid_no_gpu(kite_run_variant(v->name, &p.a, 0), "rmsnorm_bwd, a valid call via a variant");
+  p.a.dw = NULL, p.ws = NULL, p.ws_bytes = 0;   /* dx alone needs no workspace */
+  expect_valid_no_gpu(nbwd_entry(&p), "rmsnorm_bwd without dw");
+  p.a.y = (void *)p.a.dy, p.a.ldy = p.a.lddy;           /* in place over dy */
+  expect_valid_no_gpu(nbwd_entry(&p), "rmsnorm_bwd in place");
+  p = nbwd_valid(dt);
+  p.a.M = 0;
+  KT_KITE_OK(nbwd_entry(&p));
+  size_t bytes = 1;
+  KT_KITE_EXPECT(kite_rmsnorm_bwd_workspace(-1, 10, &bytes), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_rmsnorm_bwd_workspace(10, 10, NULL), KITE_ERR_INVALID_ARG);
+  KT_KITE_OK(kite_rmsnorm_bwd_workspace(10, 0, &bytes));
+  ck_assert_msg(bytes == 0, "an empty problem's workspace: %zu bytes", bytes);
+  ck_assert_msg(kite_rmsnorm_bwd_workspace(10, 10, &bytes) == KITE_ERR_CUDA, "the workspace without a GPU");
+  ck_assert_msg(kite__launch_count() == before, "rmsnorm_bwd launched without a GPU");
+}
+END_TEST
+
+/* Every N from 1 to ROW_N_MAX has an rmsnorm_bwd variant, for element-aligned and 16-byte-aligned data. */
+START_TEST(rmsnorm_bwd_covers_every_n)
+{
+  for (int d = 0; d < 3; d++)
+    for (int32_t align = kt_dtype_size(row_dtypes[d]); align <= 16; align *= 2) {
+      int64_t n = 1;
+      while (n <= ROW_N_MAX) {
+        const struct kite_variant *v = kite__pick("rmsnorm_bwd", row_dtypes[d], n, align, NULL);
+        ck_assert_msg(v != NULL, "rmsnorm_bwd %s, %d-byte alignment: no variant for N=%lld",
+                      kt_dtype_name(row_dtypes[d]), (int)align, (long long)n);
+        n = v->n_max + 1;
+      }
+    }
+}
+END_TEST
+
 
 int main(void)
 {
@@ -1799,6 +1913,8 @@ int main(void)
   tcase_add_test(tc, gemm_valid_arguments_reach_the_device_check);
   tcase_add_test(tc, gemm_variant_alignment);
   tcase_add_test(tc, gemm_empty_products_launch_nothing);
+  tcase_add_loop_test(tc, rmsnorm_bwd_arguments, 0, 3);
+  tcase_add_test(tc, rmsnorm_bwd_covers_every_n);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("gemm_dispatch");

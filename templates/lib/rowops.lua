@@ -134,6 +134,11 @@ M.OPS = {
   -- out at once) or plain streaming
   cross_entropy_bwd = { two_pass = false, stream_operands = 1, occupancy = 1024, bulk_first = {},
                         modes = { reg = true, loop = true }, no_cluster = true },
+  -- x and dy per row, w shared; dw summed over the CTA's rows into its own
+  -- partial row (partials: a persistent grid, launched by partials_launcher)
+  rmsnorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
+                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true,
+                  partials = true },
 }
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
@@ -332,6 +337,7 @@ constexpr bool kTwoPass = %s;         // the op reads the row a second time for 
   -- names both, in the two branches of `if constexpr (kResident)`
   add(p.mode == "bulk" and M.BULK_ROWS or M.REG_ROWS)
   add(p.mode == "stream" and M.STREAM_ROWS or M.LOOP_ROWS)
+  if opts.partials then add(M.PARTIALS) end
   add("}  // namespace\n")
   return table.concat(out, "\n")
 end
@@ -378,6 +384,87 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   return cudaGetLastError();
 }]], name, kernel, kernel, kernel, kernel)
 end
+
+-- Launcher of an op that sums over rows into partial rows (opts.partials):
+-- a persistent grid of at most a->parts CTAs, CTA i writing partial row i,
+-- then the partial rows summed in order into dw (when dw is asked for).
+function M.partials_launcher(name, kernel)
+  return string.format([[
+extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
+{
+  const kite_row_args *a = static_cast<const kite_row_args *>(args);
+  const int64_t blocks = (a->M + kRows - 1) / kRows;
+  const int64_t parts = a->dw ? a->parts : blocks;
+  const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < kMaxGrid ? parts : kMaxGrid);
+  constexpr int smem = kDynSmem + kAccBytes;
+  if constexpr (smem > 48 * 1024) {
+    const cudaError_t e = raise_smem(%s, smem);
+    if (e != cudaSuccess) return e;
+  }
+  %s<<<grid, kCtaThreads, smem, stream>>>(*a);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess || !a->dw) return e;
+  const dim3 cols((unsigned)((a->N + kSumCols - 1) / kSumCols));
+  sum_partials<<<cols, dim3(kSumCols, kSumSlices), 0, stream>>>(a->partials, partial_ld(a->N), (int)grid,
+                                                                 (int)a->N, a->dw);
+  return cudaGetLastError();
+}]], name, kernel, kernel)
+end
+
+-- Partial rows: what a CTA adds up over its rows, and their sum.
+M.PARTIALS = [[
+constexpr int kSumCols = 32;     // columns of dw per CTA of sum_partials, one per lane
+constexpr int kSumSlices = 32;   // warps a column's partial rows are dealt over
+
+// Floats between partial rows: N rounded up to 16 bytes.
+__host__ __device__ __forceinline__ int64_t partial_ld(int64_t n) { return (n + 3) / 4 * 4; }
+
+// dw[j] = sum of part[g][j] over g < parts: slice s of the CTA adds rows s,
+// s + kSumSlices, ... in order, then slice 0 adds the slices' sums in order,
+// so dw is the same bytes every run of the same grid.
+__global__ void __launch_bounds__(kSumCols * kSumSlices) sum_partials(const float *part, int64_t ld, int parts,
+                                                                      int n, float *dw)
+{
+  __shared__ float slice_sum[kSumSlices][kSumCols];
+  const int64_t j = (int64_t)blockIdx.x * kSumCols + threadIdx.x;
+  float s = 0.f;
+  if (j < n)
+    for (int g = threadIdx.y; g < parts; g += kSumSlices) s += part[g * ld + j];
+  slice_sum[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y != 0 || j >= n) return;
+  for (int k = 1; k < kSumSlices; ++k) s += slice_sum[k][threadIdx.x];
+  dw[j] = s;
+}
+
+// Resident rows keep their sums of dw in dynamic shared memory, a float per
+// element a thread holds, [element][thread]: registers hold the rows.
+constexpr int kAccBytes = kResident ? kElems * kCtaThreads * (int)sizeof(float) : 0;
+
+__device__ __forceinline__ float *acc_slots() { return reinterpret_cast<float *>(row_cache); }
+
+// The CTA's row groups' sums (acc_slots) added in row-group order, stored as
+// partial row `part` by the first group.
+__device__ __forceinline__ void store_partial(float *part, int n)
+{
+  __syncthreads();   // every row group's sums are in
+  const int r = threadIdx.x / kThreads, t = threadIdx.x % kThreads;
+  if (r != 0) return;
+  const float *acc = acc_slots();
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(0, j, t);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      if (i + e >= n) continue;
+      const float *a = acc + (j * kVec + e) * kCtaThreads + t;
+      float s = a[0];
+      for (int q = 1; q < kRows; ++q) s += a[q * kThreads];
+      part[i + e] = s;
+    }
+  }
+}
+]]
 
 M.DEVICE = [[
 constexpr int64_t kMaxGrid = 2147483647;
