@@ -360,6 +360,11 @@ static kite_status launch(const struct bench *b, const struct shape *s, enum how
     return kite_rmsnorm_fwd(d, a.M, a.N, a.x, a.ldx, a.w, a.eps, a.y, a.ldy, NULL, b->stream);
   if (strcmp(s->op, "softmax") == 0)
     return kite_softmax_fwd(d, a.M, a.N, a.x, a.ldx, a.y, a.ldy, b->stream);
+  if (strcmp(s->op, "softmax_bwd") == 0)
+    return kite_softmax_bwd(d, a.M, a.N, a.x, a.ldx, a.dy, a.lddy, a.y, a.ldy, b->stream);
+  if (strcmp(s->op, "cross_entropy_bwd") == 0)
+    return kite_cross_entropy_bwd(d, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.lse, a.dloss, a.y, a.ldy,
+                                  b->stream);
   return kite_cross_entropy_fwd(d, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, NULL, b->stream);
 }
 
