@@ -39,7 +39,9 @@
 #   bash bench/device_run.sh bwd9            test_gpu over every row op, row SASS, the backward ops timed
 #                                            and against torch.compile, their own tune (bwd*.tsv in $OUT)
 #   bash bench/device_run.sh norm9           rmsnorm_bwd: test_norm, SASS, its variants timed, torch.compile
-#   bash bench/device_run.sh both9           norm9, then bwd9
+#   bash bench/device_run.sh first9          norm9, then test_gpu over every row op, row SASS
+#   bash bench/device_run.sh measure9        the other backward ops timed and against torch.compile, the
+#                                            three backward ops' tune (bwd*.tsv in $OUT)
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -598,6 +600,24 @@ norm9() {
   echo "vs_torch rc=$? ($(left) s left)"; tail -10 "$OUT/vs_torch_nbwd.txt"
 }
 
+measure9() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  timeout 100 build/kite-bench --variants --op softmax_bwd,cross_entropy_bwd --n 4096,16384,65536,262144 \
+    >"$OUT/variants_bwd.txt" 2>&1
+  echo "bwd variants: rc=$? ($(left) s left)"
+  for f in "softmax_bwd 4096" "softmax_bwd 65536" "cross_entropy_bwd 4096" "cross_entropy_bwd 65536" "cross_entropy_bwd 262144"; do
+    awk -v k="$f" '$1 " " $4 == k && NF >= 9 { print $(NF-2), $0 }' "$OUT/variants_bwd.txt" | sort -g -r | head -3 | cut -c1-150
+  done
+  PYTHONUNBUFFERED=1 timeout 200 python3 bench/vs_torch.py --op softmax_bwd,cross_entropy_bwd --n 1024,4096,16384,65536,131072,262144 \
+    --csv "$OUT/vs_torch_bwd.csv" >"$OUT/vs_torch_bwd.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -16 "$OUT/vs_torch_bwd.txt"
+  local t0=$(date +%s)
+  timeout $(( $(left) - 5 )) build/kite-bench --tune /tmp/bwd.tsv --times /tmp/bwd.times.tsv \
+    --op softmax_bwd,cross_entropy_bwd,rmsnorm_bwd >"$OUT/tune_bwd.log" 2>&1
+  echo "bwd tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "^tune:" "$OUT/tune_bwd.log" | tail -2
+  cp /tmp/bwd.tsv /tmp/bwd.times.tsv "$OUT/" 2>/dev/null
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -630,6 +650,7 @@ case $stage in
   final4) gpu_suites cpu; gemm_suite ;;
   bwd9) bwd9 ;;
   norm9) norm9 ;;
-  both9) norm9; bwd9 ;;
+  first9) norm9; gpu_parallel; row_sass ;;
+  measure9) measure9 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac
