@@ -42,6 +42,8 @@
 #   bash bench/device_run.sh first9          norm9, then test_gpu over every row op, row SASS
 #   bash bench/device_run.sh measure9        the other backward ops timed and against torch.compile, the
 #                                            three backward ops' tune (bwd*.tsv in $OUT)
+#   bash bench/device_run.sh final9          test_norm and test_gpu's changed partitions, then the backward
+#                                            ops and rmsnorm against torch.compile (summary.txt in $OUT)
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -60,7 +62,7 @@ build() {
   git rev-parse --short HEAD 2>/dev/null || true
   local t0=$(date +%s)
   { make -j16 && make -j16 build/kite-bench test-bins; } >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-  echo "build: $(( $(date +%s) - t0 )) s"
+  echo "build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
 }
 
 # Every gemm variant in its own process on the small shapes, 12 at a time,
@@ -618,6 +620,34 @@ measure9() {
   cp /tmp/bwd.tsv /tmp/bwd.times.tsv "$OUT/" 2>/dev/null
 }
 
+# Session 9, last call: the mended kernels and tests (test_norm whole, the
+# test_gpu partitions that changed) beside each other, then the backward ops
+# and rmsnorm against torch.compile; everything also goes to $OUT/summary.txt
+# so that a call cut short still says what it saw.
+final9() {
+  left() { echo $(( 560 - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) dt c
+  for dt in bf16 f16 f32; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="rmsnorm_*_${dt}_*" timeout 200 build/test_norm >"/tmp/norm.$dt.log" 2>&1 &
+    CK_RUN_CASE=variants KITE_TEST_ONLY="rmsnorm_${dt}_*" timeout 200 build/test_gpu >"/tmp/gpu.rms.$dt.log" 2>&1 &
+  done
+  for c in entry diff invalid res_entry res_invalid; do CK_RUN_CASE=$c timeout 200 build/test_norm >"/tmp/norm.$c.log" 2>&1 & done
+  CK_RUN_CASE=variants KITE_TEST_ONLY="softmax_bwd_f16_*" timeout 200 build/test_gpu >/tmp/gpu.sbf16.log 2>&1 &
+  for c in targets invalid entry; do CK_RUN_CASE=$c timeout 200 build/test_gpu >"/tmp/gpu.$c.log" 2>&1 & done
+  CK_RUN_CASE=huge KITE_TEST_ONLY="softmax_bwd_f16_*" timeout 200 build/test_gpu >/tmp/gpu.huge.log 2>&1 &
+  wait
+  cat /tmp/norm.*.log >"$OUT/test_norm.log"; cat /tmp/gpu.*.log >"$OUT/test_gpu.log"
+  { echo "tests: $(( $(date +%s) - t0 )) s ($(left) s left)"
+    for f in test_norm test_gpu; do
+      grep -E "^[0-9]+%: Checks" "$OUT/$f.log" | awk -v f=$f '{ c += $3; x += $5; e += $7 } END { printf "%s: %d checks, %d failures, %d errors\n", f, c, x, e }'
+      grep -E ":[EF]:|crashed|FAILED" "$OUT/$f.log" | cut -c1-260 | head -6
+    done
+    grep -E "worst error" "$OUT/test_norm.log" | sort -k6 -g -r | head -3 | cut -c1-200; } | tee -a "$OUT/summary.txt"
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op rmsnorm_bwd,softmax_bwd,cross_entropy_bwd,rmsnorm \
+    --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  { echo "vs_torch rc=$? ($(left) s left)"; grep -A40 "^op  " "$OUT/vs_torch.txt" | head -40; } | tee -a "$OUT/summary.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -652,5 +682,6 @@ case $stage in
   norm9) norm9 ;;
   first9) norm9; gpu_parallel; row_sass ;;
   measure9) measure9 ;;
+  final9) final9 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

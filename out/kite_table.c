@@ -580,6 +580,45 @@ cudaError_t kite_v_rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, c
 cudaError_t kite_v_rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -1322,7 +1361,7 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1},
   {"rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1},
-  {"rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1},
   {"rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1},
   {"rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1},
   {"rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1},
@@ -1334,7 +1373,7 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1},
   {"rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1},
-  {"rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1},
   {"rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1},
   {"rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1},
   {"rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1},
@@ -1346,7 +1385,7 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1},
   {"rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1},
   {"rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1},
-  {"rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1},
   {"rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1},
   {"rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1},
   {"rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1},
@@ -1356,6 +1395,45 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"rmsnorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"rmsnorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
+  {"rmsnorm_res_bf16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t32_r4_n1_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t32_r8_n1_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t128_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t256_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t64_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t128_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t32_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t32_r8_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t32_r4_n1_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t32_r8_n1_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t128_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t256_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t64_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t128_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t32_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t32_r8_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t32_r4_n1_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t32_r8_n1_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t128_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t256_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t64_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t128_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t32_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t32_r8_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_loop_t256_r1_n4_e1_c0_p1},
+  {"rmsnorm_res_f16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_loop_t256_r1_n4_e1_c0_p1},
+  {"rmsnorm_res_f32_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bf16_reg_t32_r4_n1_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r4_n1_v16_c0_p1},
   {"softmax_bf16_reg_t32_r8_n1_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1},
   {"softmax_bf16_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2},
@@ -1552,7 +1630,7 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 774;
+const int32_t kite_variants_len = 813;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
@@ -1619,69 +1697,69 @@ const struct kite_rule kite_rules[] = {
   {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 527, 180.272f},
   {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 536, 234.848f},
   {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 536, 206.608f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 579, 198.352f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 579, 105.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 579, 69.504f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 587, 68.064f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 585, 67.776f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 599, 68.224f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 582, 67.824f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 595, 68.256f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 600, 68.704f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 596, 73.712f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 596, 69.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 616, 78.144f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 597, 74.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 618, 81.920f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 723, 78.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 723, 78.576f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 723, 78.960f},
-  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 723, 94.016f},
-  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 723, 98.784f},
-  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 618, 118.736f},
-  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 723, 104.128f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 619, 195.392f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 619, 103.760f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 619, 69.584f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 627, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 625, 67.872f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 639, 67.952f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 622, 67.632f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 635, 68.096f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 640, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 636, 73.344f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 636, 68.816f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 656, 77.056f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 637, 73.968f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 728, 79.360f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 726, 77.808f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 726, 77.952f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 726, 78.800f},
-  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 726, 93.680f},
-  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 726, 98.496f},
-  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 728, 116.336f},
-  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 726, 104.112f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 659, 178.080f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 659, 130.176f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 681, 129.584f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 679, 129.008f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 675, 128.928f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 663, 129.184f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 663, 132.240f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 676, 131.616f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 676, 133.104f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 677, 146.704f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 677, 133.168f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 731, 147.840f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 729, 137.472f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 729, 137.904f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 729, 143.520f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 729, 171.776f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 716, 180.320f},
-  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 729, 200.928f},
-  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 729, 198.544f},
-  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 729, 218.688f},
-  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 729, 201.312f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 618, 198.352f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 618, 105.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 618, 69.504f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 626, 68.064f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 624, 67.776f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 638, 68.224f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 621, 67.824f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 634, 68.256f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 639, 68.704f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 635, 73.712f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 635, 69.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 655, 78.144f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 636, 74.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 657, 81.920f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 762, 78.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 762, 78.576f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 762, 78.960f},
+  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 762, 94.016f},
+  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 762, 98.784f},
+  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 657, 118.736f},
+  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 762, 104.128f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 658, 195.392f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 658, 103.760f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 658, 69.584f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 666, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 664, 67.872f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 678, 67.952f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 661, 67.632f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 674, 68.096f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 679, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 675, 73.344f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 675, 68.816f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 695, 77.056f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 676, 73.968f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 767, 79.360f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 765, 77.808f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 765, 77.952f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 765, 78.800f},
+  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 765, 93.680f},
+  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 765, 98.496f},
+  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 767, 116.336f},
+  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 765, 104.112f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 698, 178.080f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 698, 130.176f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 720, 129.584f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 718, 129.008f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 714, 128.928f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 702, 129.184f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 702, 132.240f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 715, 131.616f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 715, 133.104f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 716, 146.704f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 716, 133.168f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 770, 147.840f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 768, 137.472f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 768, 137.904f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 768, 143.520f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 768, 171.776f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 755, 180.320f},
+  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 768, 200.928f},
+  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 768, 198.544f},
+  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 768, 218.688f},
+  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 768, 201.312f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 268.736f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.784f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.504f},
@@ -2139,106 +2217,106 @@ const struct kite_row_span kite_row_spans[] = {
   {"rmsnorm", KITE_F32, 65537, 94208, 536},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
   {"rmsnorm", KITE_F32, 94209, 131072, 527},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"rmsnorm", KITE_F32, 131073, 1073741824, 536},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"softmax", KITE_BF16, 1, 256, 579},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 587},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 601},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 585},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 599},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 582},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 4095, 595},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4096, 4096, 600},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 4663, 615},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 4664, 5086, 612},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5087, 8192, 596},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 11584, 613},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 11585, 14336, 616},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 14337, 16384, 597},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 24575, 614},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 24576, 24576, 618},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 24577, 27553, 614},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 27554, 32768, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 725},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 57344, 725},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 57345, 114688, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 114689, 125514, 712},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_BF16, 125515, 136874, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 136875, 139264, 725},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 139265, 147456, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 147457, 155648, 725},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 155649, 163840, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 163841, 172032, 725},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 172033, 180224, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 180225, 188416, 725},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 188417, 196607, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196608, 202140, 618},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 202141, 204800, 725},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 204801, 212992, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 212993, 221184, 725},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 221185, 229376, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 229377, 237568, 725},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 237569, 245760, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 245761, 251029, 718},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_BF16, 251030, 1073741824, 723},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 619},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 627},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 641},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 625},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 639},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 622},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 635},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 640},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 4608, 655},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 4609, 5311, 652},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 636},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 11584, 653},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 11585, 14336, 656},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 14337, 16384, 637},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 23169, 654},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 23170, 24576, 728},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 27553, 654},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 27554, 32768, 726},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 728},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 726},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 57344, 728},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 57345, 114688, 726},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 114689, 125514, 714},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F16, 125515, 136874, 726},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 136875, 139264, 728},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 139265, 147456, 726},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 147457, 155648, 728},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 155649, 163840, 726},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 163841, 172032, 728},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 172033, 180224, 726},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 180225, 221184, 728},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 221185, 229376, 726},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 229377, 237568, 728},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 237569, 245760, 726},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 245761, 253952, 728},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 253953, 1073741824, 726},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 659},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 667},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 681},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 511, 665},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 512, 755, 679},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 756, 1023, 662},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1024, 1511, 675},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1512, 2048, 663},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 676},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 5888, 693},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 5889, 8192, 677},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12097, 694},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12098, 12288, 731},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 12633, 694},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12634, 16384, 729},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 731},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 729},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 25267, 715},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 25268, 28672, 731},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 57344, 729},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 57345, 65536, 716},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 65537, 122880, 729},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 122881, 131071, 722},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131072, 1073741824, 729},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 1, 256, 618},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 626},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 640},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 624},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 638},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 621},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 4095, 634},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4096, 4096, 639},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 4663, 654},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 4664, 5086, 651},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5087, 8192, 635},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 11584, 652},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 11585, 14336, 655},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 14337, 16384, 636},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 24575, 653},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 24576, 24576, 657},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 24577, 27553, 653},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 27554, 32768, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 57344, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 57345, 114688, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 114689, 125514, 751},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_BF16, 125515, 136874, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 136875, 139264, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 139265, 147456, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 155648, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 155649, 163840, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 163841, 172032, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 172033, 180224, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 180225, 188416, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 188417, 196607, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196608, 202140, 657},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 202141, 204800, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 204801, 212992, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 212993, 221184, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 221185, 229376, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 229377, 237568, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 237569, 245760, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 245761, 251029, 757},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_BF16, 251030, 1073741824, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 658},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 666},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 680},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 664},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 678},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 661},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 674},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 679},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 4608, 694},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 4609, 5311, 691},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 675},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 11584, 692},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 11585, 14336, 695},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 14337, 16384, 676},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 23169, 693},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 23170, 24576, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 27553, 693},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 27554, 32768, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 57344, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 57345, 114688, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 114689, 125514, 753},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F16, 125515, 136874, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 136875, 139264, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 139265, 147456, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 155648, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 155649, 163840, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 163841, 172032, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 172033, 180224, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 180225, 221184, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 221185, 229376, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 229377, 237568, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 237569, 245760, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 245761, 253952, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 253953, 1073741824, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 698},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 706},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 720},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 511, 704},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 512, 755, 718},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 756, 1023, 701},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1024, 1511, 714},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1512, 2048, 702},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 715},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 5888, 732},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 5889, 8192, 716},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12097, 733},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12098, 12288, 770},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 12633, 733},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12634, 16384, 768},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 770},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 768},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 25267, 754},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 25268, 28672, 770},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 57344, 768},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 57345, 65536, 755},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 65537, 122880, 768},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 122881, 131071, 761},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131072, 1073741824, 768},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
 };
 const int32_t kite_row_spans_len = 324;

@@ -48,6 +48,16 @@ kite_status kite_rmsnorm_fwd(kite_dtype dtype, int64_t M, int64_t N, const void 
                              const void *w, float eps, void *y, int64_t ldy, float *rstd,
                              cudaStream_t stream);
 
+/* rmsnorm over a residual stream: h = x + residual, rounded to dtype, is written to h when h is not
+   NULL, and y = h * rsqrt(mean(h^2) + eps) * (w + w_offset), row by row (w_offset 1: Gemma's 1 + w).
+   residual NULL: h = x (h must be NULL then).  rstd (M floats) may be NULL.  h may be x or residual
+   itself (same pointer and stride), y may be x itself; otherwise x, residual, h and y must not overlap.
+   Computed in f32. */
+kite_status kite_rmsnorm_fwd_residual(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                                      const void *residual, int64_t ldres, const void *w, float w_offset,
+                                      float eps, void *y, int64_t ldy, void *h, int64_t ldh, float *rstd,
+                                      cudaStream_t stream);
+
 /* y = softmax(x) along each row, computed in f32. */
 kite_status kite_softmax_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
                              void *y, int64_t ldy, cudaStream_t stream);
@@ -89,8 +99,8 @@ kite_status kite_rmsnorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void 
 kite_status kite_rmsnorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes);
 
 /* The variant kite would launch for this problem, and why (tuned rule or heuristic); no launch.
-   op is "rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd", "rmsnorm_bwd"
-   (row ops: M rows of N, K ignored) or "gemm"
+   op is "rmsnorm", "rmsnorm_res", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd",
+   "rmsnorm_bwd" (row ops: M rows of N, K ignored) or "gemm"
    (dtype is that of A, B and C alike).  Pointers and strides are taken as 16-byte aligned.
    Writes a one-line text into buf (truncated to len). */
 kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
@@ -114,7 +124,9 @@ typedef struct kite_row_args {
                                       forward's output y, and y receives dx) */
   const float *dloss;              /* cross_entropy_bwd, optional: each row's loss gradient (lse,
                                       target, ignore_index as in the forward; y receives dx) */
-  float w_offset;                  /* rmsnorm_bwd: the weight is w + w_offset */
+  float w_offset;                  /* rmsnorm, rmsnorm_res, rmsnorm_bwd: the weight is w + w_offset */
+  const void *res; int64_t ldres;  /* rmsnorm_res: the residual added to x */
+  void *h; int64_t ldh;            /* rmsnorm_res, optional: x + res as stored */
   float *dw;                       /* rmsnorm_bwd, optional: w's gradient, N floats (rstd is the
                                       forward's, dy the incoming gradient, y receives dx) */
   float *partials; int64_t parts;  /* rmsnorm_bwd with dw: room for `parts` partial rows of N

@@ -6,7 +6,8 @@
 #include "kite_launch.h"
 
 /* What an op reads and writes besides x. */
-enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4, KITE_ROW_DY = 8, KITE_ROW_LSE = 16, KITE_ROW_DW = 32 };
+enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4, KITE_ROW_DY = 8, KITE_ROW_LSE = 16, KITE_ROW_DW = 32,
+       KITE_ROW_RES = 64 };
 
 /* x_name, y_name: what the op's entry point calls the tensors in x and y. */
 struct kite_row_op {
@@ -22,6 +23,7 @@ static const struct kite_row_op kite_row_ops[] = {
   { "softmax_bwd", KITE_ROW_Y | KITE_ROW_DY, "y", "dx" },
   { "cross_entropy_bwd", KITE_ROW_Y | KITE_ROW_LSE, "x", "dx" },
   { "rmsnorm_bwd", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_DY | KITE_ROW_DW, "x", "dx" },
+  { "rmsnorm_res", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_RES, "x", "y" },
 };
 
 /* Ops kite does not know (a user's own template) follow the plain x -> y contract. */
@@ -45,6 +47,11 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and loss must not be NULL", op->name);
   if ((op->uses & KITE_ROW_LSE) && (!a->target || !a->lse))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and lse must not be NULL", op->name);
+  if ((op->uses & KITE_ROW_RES) && !a->res)
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: residual is NULL", op->name);
+  if ((op->uses & KITE_ROW_RES) && (kite__misaligned(a->res, es) || kite__misaligned(a->h, es)))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: residual and h must be aligned to their %d-byte elements",
+                      op->name, es);
   if ((op->uses & KITE_ROW_DW) && !a->rstd)
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd (the forward's) is NULL", op->name);
   if ((op->uses & KITE_ROW_DW) && a->dw && (!a->partials || a->parts < 1))
@@ -89,6 +96,22 @@ static int kite_dw_apart(const kite_row_args *a, int es)
   return !kite__spans_overlap(dw, ws) && !kite__spans_overlap(dw, ys) && !kite__spans_overlap(ws, ys);
 }
 
+/* rmsnorm_res: y apart from the residual and h; h apart from, or the very
+   same rows as, x and the residual. */
+static int kite_res_apart(const kite_row_args *a, int es)
+{
+  uintptr_t y[2], r[2], h[2], x[2];
+  kite__span(a->y, a->M, a->N, a->ldy, es, y);
+  kite__span(a->res, a->M, a->N, a->ldres, es, r);
+  kite__span(a->x, a->M, a->N, a->ldx, es, x);
+  if (kite__spans_overlap(y, r)) return 0;
+  if (!a->h) return 1;
+  kite__span(a->h, a->M, a->N, a->ldh, es, h);
+  const int h_is_x = a->h == a->x && a->ldh == a->ldx, h_is_r = a->h == a->res && a->ldh == a->ldres;
+  return !kite__spans_overlap(y, h) && (h_is_x || !kite__spans_overlap(h, x)) &&
+         (h_is_r || !kite__spans_overlap(h, r));
+}
+
 static kite_status kite_check_layout(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
   int64_t ld = a->ldx;
@@ -99,8 +122,14 @@ static kite_status kite_check_layout(const struct kite_row_op *op, const kite_ro
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: row strides ld%s=%lld, ld%s=%lld%s must be >= N=%lld", op->name,
                       op->x_name, (long long)a->ldx, op->y_name, (long long)a->ldy, has_dy ? ", lddy" : "",
                       (long long)a->N);
+  const int res = (op->uses & KITE_ROW_RES) != 0;
+  if (res && (a->ldres < a->N || (a->h && a->ldh < a->N)))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: row strides ldres=%lld, ldh=%lld must be >= N=%lld", op->name,
+                      (long long)a->ldres, (long long)a->ldh, (long long)a->N);
   if ((op->uses & KITE_ROW_Y) && a->ldy > ld) ld = a->ldy;
   if (has_dy && a->lddy > ld) ld = a->lddy;
+  if (res && a->ldres > ld) ld = a->ldres;
+  if (res && a->h && a->ldh > ld) ld = a->ldh;
   if (!kite__fits_memory(a->M, a->N, ld, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: M=%lld rows of stride %lld overflow the address space",
                       op->name, (long long)a->M, (long long)ld);
@@ -111,6 +140,9 @@ static kite_status kite_check_layout(const struct kite_row_op *op, const kite_ro
   if (has_dy && !kite_row_apart(a, a->dy, a->lddy, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s overlaps dy (only the very same rows may alias)", op->name,
                       op->y_name);
+  if (res && !kite_res_apart(a, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: y overlaps the residual or h, or h partly overlaps x or the "
+                      "residual (h may be x or the residual itself, y may be x itself)", op->name);
   if ((op->uses & KITE_ROW_DW) && a->dw && !kite_dw_apart(a, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw, the workspace and %s must not overlap", op->name, op->y_name);
   return KITE_OK;
@@ -142,9 +174,12 @@ static kite_status kite_row_check(const struct kite_row_op *op, kite_dtype dtype
 static int32_t kite_row_align(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
   const int y = (op->uses & KITE_ROW_Y) != 0, w = (op->uses & KITE_ROW_W) != 0, dy = (op->uses & KITE_ROW_DY) != 0;
-  const void *ptrs[4] = { a->x, y ? a->y : NULL, w ? a->w : NULL, dy ? a->dy : NULL };
-  const int64_t strides[3] = { a->ldx * es, y ? a->ldy * es : 0, dy ? a->lddy * es : 0 };
-  return kite__align_of(ptrs, 4, strides, a->M > 1 ? 3 : 0);
+  const int res = (op->uses & KITE_ROW_RES) != 0, h = res && a->h;
+  const void *ptrs[6] = { a->x, y ? a->y : NULL, w ? a->w : NULL, dy ? a->dy : NULL, res ? a->res : NULL,
+                          h ? a->h : NULL };
+  const int64_t strides[5] = { a->ldx * es, y ? a->ldy * es : 0, dy ? a->lddy * es : 0, res ? a->ldres * es : 0,
+                               h ? a->ldh * es : 0 };
+  return kite__align_of(ptrs, 6, strides, a->M > 1 ? 5 : 0);
 }
 
 /* The dispatched variant launched on arguments already checked. */
@@ -191,6 +226,19 @@ kite_status kite_rmsnorm_fwd(kite_dtype dtype, int64_t M, int64_t N, const void 
 {
   const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = y, .ldy = ldy,
                             .w = w, .eps = eps, .rstd = rstd };
+  return kite_row_run("rmsnorm", dtype, &a, stream);
+}
+
+kite_status kite_rmsnorm_fwd_residual(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                                      const void *residual, int64_t ldres, const void *w, float w_offset,
+                                      float eps, void *y, int64_t ldy, void *h, int64_t ldh, float *rstd,
+                                      cudaStream_t stream)
+{
+  const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = y, .ldy = ldy, .w = w, .eps = eps,
+                            .rstd = rstd, .w_offset = w_offset, .res = residual, .ldres = ldres, .h = h,
+                            .ldh = ldh };
+  if (residual) return kite_row_run("rmsnorm_res", dtype, &a, stream);
+  if (h) return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_fwd_residual: h is given but the residual is NULL");
   return kite_row_run("rmsnorm", dtype, &a, stream);
 }
 

@@ -1,5 +1,6 @@
-/* test_norm.c - rmsnorm's backward (kite_rmsnorm_bwd) on a GPU, against a
- * float64 reference on the host.
+/* test_norm.c - rmsnorm's backward (kite_rmsnorm_bwd) and its forward over a
+ * residual stream (kite_rmsnorm_fwd_residual) on a GPU, against float64
+ * references on the host.
  *
  * Without a usable sm_90 device it prints
  *     KITE_SKIPPED: <number of GPU test cases> (no CUDA device: <reason>)
@@ -17,6 +18,12 @@
  *   diff       f32: dx and dw against central differences of the loss
  *              sum(y * g), y from kite_rmsnorm_fwd, on small shapes
  *   invalid    invalid calls on real buffers return their error, touch nothing
+ *   res_entry  kite_rmsnorm_fwd_residual: h apart, none, == residual, == x; y == x;
+ *              no residual (rmsnorm with w_offset); each dtype, short and long rows
+ *   res_invalid  its invalid calls touch nothing
+ * The variants case runs rmsnorm_res's variants as well: h the exact bytes of
+ * x + residual rounded to the dtype, y and rstd within tolerance, a second run
+ * byte-identical.
  * One line per variant or case goes to stdout (sizes, worst error / tolerance). */
 #define _POSIX_C_SOURCE 200809L
 #include "kite_test.h"
@@ -436,6 +443,226 @@ START_TEST(invalid_calls_touch_nothing)
 }
 END_TEST
 
+/* ---- rmsnorm over a residual stream ----------------------------------------------------- */
+
+enum { H_APART, H_NONE, H_IS_RES, H_IS_X, Y_IS_X_H_IS_RES, Y_IS_X_H_NONE, NO_RESIDUAL, RES_CASES };
+static const char *const res_case_names[RES_CASES] = { "h apart", "no h", "h == residual", "h == x",
+                                                       "y == x, h == residual", "y == x, no h", "no residual" };
+
+/* One forward problem: x, residual, w on the host; h's bytes and y's reference. */
+typedef struct rproblem {
+  kite_dtype dt;
+  int64_t M, N, ld, off;
+  float w_offset;
+  int how;                 /* a res_case */
+  size_t bytes;
+  void *xh, *rh, *wh, *hh; /* hh: x + residual rounded to the dtype (x alone without a residual) */
+  void *xa, *ra, *ya, *ha, *wd;
+  float *rstdd;
+  double *y_ref, *rstd_ref;
+} rproblem;
+
+static double fy_rtol(kite_dtype d) { return d == KITE_BF16 ? 1.6e-2 : d == KITE_F16 ? 2e-3 : 1e-5; }
+
+static rproblem rp_new(kite_dtype dt, int64_t M, int64_t N, int aligned, float w_offset, int how, const char *tag,
+                       int64_t seq)
+{
+  rproblem p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt, p.M = M, p.N = N, p.w_offset = w_offset, p.how = how;
+  p.ld = aligned ? round_up(N, 8) + 8 : N + 3;
+  p.off = aligned ? 8 : 1;
+  const int es = kt_dtype_size(dt);
+  p.bytes = (size_t)(p.off + (M - 1) * p.ld + N + GUARD) * (size_t)es;
+  kt_rng r = kt_rng_for(tag, seq);
+  p.xh = kt_halloc(p.bytes), p.rh = kt_halloc(p.bytes), p.hh = kt_halloc(p.bytes), p.wh = kt_halloc((size_t)N * es);
+  memset(p.xh, 0, p.bytes);
+  memset(p.rh, 0, p.bytes);
+  memset(p.hh, POISON, p.bytes);
+  p.y_ref = kt_halloc((size_t)(M * N) * sizeof(double));
+  p.rstd_ref = kt_halloc((size_t)M * sizeof(double));
+  for (int64_t j = 0; j < N; j++) kt_store(dt, p.wh, j, (float)(1.0 - w_offset + 0.5 * kt_normal(&r)));
+  for (int64_t i = 0; i < M; i++) {
+    double ss = 0;
+    for (int64_t j = 0; j < N; j++) {
+      const int64_t e = p.off + i * p.ld + j;
+      const float x = kt_store(dt, p.xh, e, (float)kt_normal(&r));
+      const float res = how == NO_RESIDUAL ? 0.f : kt_store(dt, p.rh, e, (float)(2.0 * kt_normal(&r)));
+      const double h = how == NO_RESIDUAL ? x : kt_store(dt, p.hh, e, x + res);
+      ss += h * h;
+    }
+    p.rstd_ref[i] = 1.0 / sqrt(ss / (double)N + EPS);
+    for (int64_t j = 0; j < N; j++) {
+      const int64_t e = p.off + i * p.ld + j;
+      const double h = how == NO_RESIDUAL ? kt_load(dt, p.xh, e) : kt_load(dt, p.hh, e);
+      p.y_ref[i * N + j] = h * p.rstd_ref[i] * ((double)kt_load(dt, p.wh, j) + w_offset);
+    }
+  }
+  p.xa = kt_dalloc(p.bytes), p.ra = kt_dalloc(p.bytes), p.wd = kt_dalloc((size_t)N * es);
+  p.rstdd = kt_dalloc((size_t)M * sizeof(float));
+  p.ya = how == Y_IS_X_H_IS_RES || how == Y_IS_X_H_NONE ? p.xa : kt_dalloc(p.bytes);
+  p.ha = how == H_APART ? kt_dalloc(p.bytes) : how == H_IS_X ? p.xa
+       : how == H_IS_RES || how == Y_IS_X_H_IS_RES ? p.ra : NULL;
+  return p;
+}
+
+static void rp_reset(rproblem *p)
+{
+  if (p->ya != p->xa) KT_CUDA_CHECK(cudaMemset(p->ya, POISON, p->bytes));
+  if (p->ha && p->ha != p->xa && p->ha != p->ra) KT_CUDA_CHECK(cudaMemset(p->ha, POISON, p->bytes));
+  KT_CUDA_CHECK(cudaMemcpy(p->xa, p->xh, p->bytes, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(p->ra, p->rh, p->bytes, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(p->wd, p->wh, (size_t)p->N * kt_dtype_size(p->dt), cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemset(p->rstdd, POISON, (size_t)p->M * sizeof(float)));
+}
+
+static kite_row_args rp_args(const rproblem *p)
+{
+  kite_row_args a;
+  memset(&a, 0, sizeof a);
+  a.M = p->M, a.N = p->N, a.eps = EPS, a.w = p->wd, a.w_offset = p->w_offset, a.rstd = p->rstdd;
+  const int64_t off = p->off * kt_dtype_size(p->dt);
+  a.x = (char *)p->xa + off, a.ldx = p->ld;
+  a.y = (char *)p->ya + off, a.ldy = p->ld;
+  if (p->how != NO_RESIDUAL) a.res = (char *)p->ra + off, a.ldres = p->ld;
+  if (p->ha) a.h = (char *)p->ha + off, a.ldh = p->ld;
+  return a;
+}
+
+static kite_status rp_entry(const rproblem *p)
+{
+  const kite_row_args a = rp_args(p);
+  return kite_rmsnorm_fwd_residual(p->dt, a.M, a.N, a.x, a.ldx, a.res, a.ldres, a.w, a.w_offset, a.eps, a.y, a.ldy,
+                                   a.h, a.ldh, a.rstd, 0);
+}
+
+/* y and rstd within tolerance, h the exact bytes of the rounded sum; y's and
+   h's own buffers untouched outside their rows.  Returns y's worst error over
+   tolerance; *ybuf gets y's bytes (for a second run's comparison). */
+static double rp_check(const rproblem *p, const char *what, unsigned char **ybuf)
+{
+  const int es = kt_dtype_size(p->dt);
+  KT_CUDA_CHECK(cudaDeviceSynchronize());
+  unsigned char *y = kt_halloc(p->bytes), *h = kt_halloc(p->bytes);
+  float *rstd = kt_halloc((size_t)p->M * sizeof(float));
+  KT_CUDA_CHECK(cudaMemcpy(y, p->ya, p->bytes, cudaMemcpyDeviceToHost));
+  if (p->ha) KT_CUDA_CHECK(cudaMemcpy(h, p->ha, p->bytes, cudaMemcpyDeviceToHost));
+  KT_CUDA_CHECK(cudaMemcpy(rstd, p->rstdd, (size_t)p->M * sizeof(float), cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (int64_t i = 0; i < p->M; i++) {
+    const double rq = fabs(rstd[i] - p->rstd_ref[i]) / (1e-5 * p->rstd_ref[i]);
+    ck_assert_msg(rq <= 1.0, "%s: rstd[%lld] = %.9g, want %.9g", what, (long long)i, (double)rstd[i],
+                  p->rstd_ref[i]);
+    for (int64_t j = 0; j < p->N; j++) {
+      const int64_t e = p->off + i * p->ld + j;
+      const double got = kt_load(p->dt, y, e), ref = p->y_ref[i * p->N + j];
+      const double tol = fy_rtol(p->dt) * fabs(ref) + 1e-6 * p->rstd_ref[i] + 1e-30;
+      ck_assert_msg(fabs(got - ref) <= tol, "%s: y[%lld][%lld] = %.9g, want %.9g", what, (long long)i, (long long)j,
+                    got, ref);
+      worst = fmax(worst, fabs(got - ref) / tol);
+      if (p->ha)
+        ck_assert_msg(memcmp(h + e * es, (unsigned char *)p->hh + e * es, (size_t)es) == 0,
+                      "%s: h[%lld][%lld] = %.9g, want x + residual = %.9g", what, (long long)i, (long long)j,
+                      (double)kt_load(p->dt, h, e), (double)kt_load(p->dt, p->hh, e));
+    }
+    if (p->ya != p->xa && i + 1 < p->M)
+      ck_assert_msg(poisoned(y, (size_t)(p->off + i * p->ld + p->N) * es, (size_t)(p->off + (i + 1) * p->ld) * es),
+                    "%s: y's row padding was written", what);
+    if (p->how == H_APART && i + 1 < p->M)
+      ck_assert_msg(poisoned(h, (size_t)(p->off + i * p->ld + p->N) * es, (size_t)(p->off + (i + 1) * p->ld) * es),
+                    "%s: h's row padding was written", what);
+  }
+  if (p->ya != p->xa)
+    ck_assert_msg(poisoned(y, (size_t)(p->off + (p->M - 1) * p->ld + p->N) * es, p->bytes), "%s: y's guard", what);
+  if (ybuf) *ybuf = y;
+  return worst;
+}
+
+START_TEST(residual_variant_matches_reference)
+{
+  kite_variant_info v;
+  KT_KITE_OK(kite_variant_get(_i, &v));
+  int64_t shape[16][2];
+  const int ns = variant_shapes(&v, shape);
+  double worst = 0;
+  char what[256];
+  for (int k = 0; k < ns; k++) {
+    rproblem p = rp_new(v.dtype, shape[k][0], shape[k][1], v.align == 16, k % 2 ? 1.f : 0.f,
+                        k % 2 ? H_NONE : H_APART, v.name, k);
+    snprintf(what, sizeof what, "%s M=%lld N=%lld %s", v.name, (long long)p.M, (long long)p.N,
+             res_case_names[p.how]);
+    rp_reset(&p);
+    kite_row_args a = rp_args(&p);
+    KT_KITE_OK(kite_run_variant(v.name, &a, 0));
+    unsigned char *y1, *y2;
+    worst = fmax(worst, rp_check(&p, what, &y1));
+    rp_reset(&p);
+    KT_KITE_OK(kite_run_variant(v.name, &a, 0));
+    rp_check(&p, what, &y2);
+    ck_assert_msg(memcmp(y1, y2, p.bytes) == 0, "%s: y differs between two runs", what);
+    kt_free_all();
+  }
+  printf("%-50s %2d shapes, worst error %.3f of tolerance\n", v.name, ns, worst);
+}
+END_TEST
+
+/* kite_rmsnorm_fwd_residual: every aliasing it allows, and no residual (plain
+   rmsnorm with w_offset), over short and long rows. */
+START_TEST(residual_entry_point)
+{
+  const kite_dtype dt = dtypes[_i % 3];
+  const int how = _i / 3 % RES_CASES;
+  static const int64_t shapes[][2] = { { 300, 1000 }, { 37, 4096 }, { 3, 70001 }, { 2000, 64 } };
+  const int sh = _i / 3 / RES_CASES;
+  rproblem p = rp_new(dt, shapes[sh][0], shapes[sh][1], sh % 2 == 0, how % 2 ? 1.f : 0.f, how, "res_entry", _i);
+  char what[200];
+  snprintf(what, sizeof what, "kite_rmsnorm_fwd_residual %s M=%lld N=%lld %s", kt_dtype_name(dt), (long long)p.M,
+           (long long)p.N, res_case_names[how]);
+  rp_reset(&p);
+  KT_KITE_OK(rp_entry(&p));
+  printf("%s: worst error %.3f of tolerance\n", what, rp_check(&p, what, NULL));
+}
+END_TEST
+
+START_TEST(residual_invalid_calls_touch_nothing)
+{
+  rproblem p = rp_new(KITE_BF16, 5, 1000, 1, 0.f, H_APART, "res_invalid", 0);
+  rp_reset(&p);
+  const int es = 2;
+  for (int k = 0;; k++) {
+    kite_row_args a = rp_args(&p);
+    const char *desc;
+    switch (k) {
+    case 0: desc = "h without a residual"; a.res = NULL; break;
+    case 1: desc = "ldres = N - 1"; a.ldres = a.N - 1; break;
+    case 2: desc = "ldh = N - 1"; a.ldh = a.N - 1; break;
+    case 3: desc = "residual one byte off"; a.res = (const char *)a.res + 1; break;
+    case 4: desc = "h one byte off"; a.h = (char *)a.h + 1; break;
+    case 5: desc = "h one element into x"; a.h = (char *)a.x + es; a.ldh = a.ldx; break;
+    case 6: desc = "h one element into the residual"; a.h = (char *)a.res + es; a.ldh = a.ldres; break;
+    case 7: desc = "y on the residual"; a.y = (void *)a.res; a.ldy = a.ldres; break;
+    case 8: desc = "y == h"; a.y = a.h; a.ldy = a.ldh; break;
+    case 9: desc = "w_offset NaN"; a.w_offset = NAN; break;
+    case 10: desc = "x NULL"; a.x = NULL; break;
+    case 11: desc = "h == x with another stride"; a.h = (void *)a.x; a.ldh = a.ldx + 8; break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    kite__fail(KITE_OK, "%s", "");
+    const kite_status s = kite_rmsnorm_fwd_residual(KITE_BF16, a.M, a.N, a.x, a.ldx, a.res, a.ldres, a.w, a.w_offset,
+                                                    a.eps, a.y, a.ldy, a.h, a.ldh, a.rstd, 0);
+    ck_assert_msg(s == KITE_ERR_INVALID_ARG, "%s: got %s (%s)", desc, kite_status_str(s), kite_last_error());
+  }
+  KT_CUDA_CHECK(cudaDeviceSynchronize());
+  unsigned char *y = kt_halloc(p.bytes), *h = kt_halloc(p.bytes);
+  KT_CUDA_CHECK(cudaMemcpy(y, p.ya, p.bytes, cudaMemcpyDeviceToHost));
+  KT_CUDA_CHECK(cudaMemcpy(h, p.ha, p.bytes, cudaMemcpyDeviceToHost));
+  ck_assert_msg(poisoned(y, 0, p.bytes) && poisoned(h, 0, p.bytes), "an invalid call wrote y or h");
+  KT_KITE_OK(rp_entry(&p));
+  rp_check(&p, "the valid call after the invalid ones", NULL);
+}
+END_TEST
+
 START_TEST(no_cuda_error_left)
 {
   KT_CUDA_CHECK(cudaDeviceSynchronize());
@@ -451,13 +678,16 @@ int main(void)
   tcase_set_timeout(tv, 0);
   for (int32_t i = 0; i < kite_variant_count(); i++) {
     kite_variant_info info;
-    if (kite_variant_get(i, &info) != KITE_OK || strcmp(info.op, "rmsnorm_bwd") != 0) continue;
-    if (!only || fnmatch(only, info.name, 0) == 0) KT_ADD_LOOP(tv, variant_matches_reference, i, i + 1);
+    if (kite_variant_get(i, &info) != KITE_OK || (only && fnmatch(only, info.name, 0) != 0)) continue;
+    if (strcmp(info.op, "rmsnorm_bwd") == 0) KT_ADD_LOOP(tv, variant_matches_reference, i, i + 1);
+    if (strcmp(info.op, "rmsnorm_res") == 0) KT_ADD_LOOP(tv, residual_variant_matches_reference, i, i + 1);
   }
   if (!only) {
     KT_ADD_LOOP(kt_gpu_tcase(s, "entry"), entry_point, 0, N_ENTRY * 3);
     KT_ADD_LOOP(kt_gpu_tcase(s, "diff"), central_differences, 0, 2);
     KT_ADD_LOOP(kt_gpu_tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "res_entry"), residual_entry_point, 0, 3 * RES_CASES * 4);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "res_invalid"), residual_invalid_calls_touch_nothing, 0, 1);
   }
   KT_ADD_LOOP(kt_gpu_tcase(s, "final"), no_cuda_error_left, 0, 1);
   char why[256];

@@ -1877,15 +1877,63 @@ START_TEST(rmsnorm_bwd_arguments)
 }
 END_TEST
 
-/* Every N from 1 to ROW_N_MAX has an rmsnorm_bwd variant, for element-aligned and 16-byte-aligned data. */
+/* kite_rmsnorm_fwd_residual's own checks (with fake pointers: the valid
+   calls stop at the device). */
+START_TEST(rmsnorm_residual_arguments)
+{
+  const kite_dtype dt = row_dtypes[_i];
+  const int es = kt_dtype_size(dt);
+  const uint64_t before = kite__launch_count();
+  for (int k = 0;; k++) {
+    const void *x = FX, *res = FDY, *w = FW;
+    void *y = FY, *h = FDW;
+    int64_t ldres = 1024, ldh = 1024, ldy = 1024;
+    float off = 1.f;
+    kite_status want = KITE_ERR_INVALID_ARG;
+    const char *desc;
+    switch (k) {
+    case 0: desc = "h without a residual"; res = NULL; break;
+    case 1: desc = "ldres = N - 1"; ldres = 999; break;
+    case 2: desc = "ldh = N - 1"; ldh = 999; break;
+    case 3: desc = "residual one byte off"; res = cpy(FDY, 1); break;
+    case 4: desc = "h one byte off"; h = cpy(FDW, 1); break;
+    case 5: desc = "h one element into x"; h = cpy(FX, es); break;
+    case 6: desc = "y on the residual"; y = (void *)res; break;
+    case 7: desc = "y == h"; y = h; break;
+    case 8: desc = "w_offset inf"; off = INFINITY; break;
+    case 9: desc = "h == residual with another stride"; h = (void *)res; ldh = 1040; break;
+    case 10: desc = "dtype KITE_E4M3"; want = KITE_ERR_UNSUPPORTED; break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    kite__fail(KITE_OK, "%s", "");
+    const kite_status s = kite_rmsnorm_fwd_residual(k == 10 ? KITE_E4M3 : dt, 4, 1000, x, 1024, res, ldres, w, off,
+                                                    1e-5f, y, ldy, h, ldh, FRSTD, 0);
+    ck_assert_msg(s == want, "rmsnorm_fwd_residual %s, %s: got %s (%s), want %s", kt_dtype_name(dt), desc,
+                  kite_status_str(s), kite_last_error(), kite_status_str(want));
+  }
+  expect_valid_no_gpu(kite_rmsnorm_fwd_residual(dt, 4, 1000, FX, 1024, FDY, 1024, FW, 1.f, 1e-5f, FY, 1024, FDW,
+                                                1024, FRSTD, 0), "rmsnorm_fwd_residual, h apart");
+  expect_valid_no_gpu(kite_rmsnorm_fwd_residual(dt, 4, 1000, FX, 1024, FDY, 1024, FW, 0.f, 1e-5f, FX, 1024, FDY,
+                                                1024, NULL, 0), "rmsnorm_fwd_residual, y == x, h == residual");
+  expect_valid_no_gpu(kite_rmsnorm_fwd_residual(dt, 4, 1000, FX, 1024, NULL, 0, FW, 1.f, 1e-5f, FY, 1024, NULL, 0,
+                                                NULL, 0), "rmsnorm_fwd_residual without a residual");
+  KT_KITE_OK(kite_rmsnorm_fwd_residual(dt, 0, 1000, NULL, 0, NULL, 0, NULL, 0.f, 0.f, NULL, 0, NULL, 0, NULL, 0));
+  ck_assert_msg(kite__launch_count() == before, "rmsnorm_fwd_residual launched without a GPU");
+}
+END_TEST
+
+/* Every N from 1 to ROW_N_MAX has an rmsnorm_bwd and an rmsnorm_res variant, for element-aligned and
+   16-byte-aligned data. */
 START_TEST(rmsnorm_bwd_covers_every_n)
 {
+  const char *op = _i == 0 ? "rmsnorm_bwd" : "rmsnorm_res";
   for (int d = 0; d < 3; d++)
     for (int32_t align = kt_dtype_size(row_dtypes[d]); align <= 16; align *= 2) {
       int64_t n = 1;
       while (n <= ROW_N_MAX) {
-        const struct kite_variant *v = kite__pick("rmsnorm_bwd", row_dtypes[d], n, align, NULL);
-        ck_assert_msg(v != NULL, "rmsnorm_bwd %s, %d-byte alignment: no variant for N=%lld",
+        const struct kite_variant *v = kite__pick(op, row_dtypes[d], n, align, NULL);
+        ck_assert_msg(v != NULL, "%s %s, %d-byte alignment: no variant for N=%lld", op,
                       kt_dtype_name(row_dtypes[d]), (int)align, (long long)n);
         n = v->n_max + 1;
       }
@@ -1914,7 +1962,8 @@ int main(void)
   tcase_add_test(tc, gemm_variant_alignment);
   tcase_add_test(tc, gemm_empty_products_launch_nothing);
   tcase_add_loop_test(tc, rmsnorm_bwd_arguments, 0, 3);
-  tcase_add_test(tc, rmsnorm_bwd_covers_every_n);
+  tcase_add_loop_test(tc, rmsnorm_bwd_covers_every_n, 0, 2);
+  tcase_add_loop_test(tc, rmsnorm_residual_arguments, 0, 3);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("gemm_dispatch");

@@ -541,6 +541,40 @@ __global__ void __launch_bounds__(kSumCols * kSumSlices) sum_partials(const floa
   dw[j] = s;
 }
 
+// A streaming thread's kVec partial sums at element i (one access) of its
+// CTA's partial row, read from and written to L2 (.cg): only this thread
+// touches them, and an L1 line could be stale.
+__device__ __forceinline__ void partial_load(const float *row, int i, int n, float (&f)[kVec])
+{
+  if constexpr (kVec % 4 == 0) {
+    if (i + kVec <= n) {
+#pragma unroll
+      for (int q = 0; q < kVec / 4; ++q) {
+        const float4 v = __ldcg(reinterpret_cast<const float4 *>(row + i) + q);
+        f[4 * q] = v.x, f[4 * q + 1] = v.y, f[4 * q + 2] = v.z, f[4 * q + 3] = v.w;
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) f[e] = i + e < n ? __ldcg(row + i + e) : 0.f;
+}
+
+__device__ __forceinline__ void partial_store(float *row, int i, int n, const float (&f)[kVec])
+{
+  if constexpr (kVec % 4 == 0) {
+    if (i + kVec <= n) {
+#pragma unroll
+      for (int q = 0; q < kVec / 4; ++q)
+        __stcg(reinterpret_cast<float4 *>(row + i) + q, make_float4(f[4 * q], f[4 * q + 1], f[4 * q + 2], f[4 * q + 3]));
+      return;
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < kVec; ++e)
+    if (i + e < n) __stcg(row + i + e, f[e]);
+}
+
 // Resident rows keep their sums of dw in dynamic shared memory, a float per
 // element a thread holds, [element][thread]: registers hold the rows.
 constexpr int kAccBytes = kResident ? kElems * kCtaThreads * (int)sizeof(float) : 0;
@@ -684,6 +718,14 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
     const float cm = row_sum(d, red[0]) * rs / (float)n;
     // each thread reads its elements of x and dy before it writes them: dx may be either
     for (int c = 0; c * kChunk < m; ++c) {
+      float pv[kNv][kVec];   // the partial sums, loaded beside the row (not after dx's stores)
+#pragma unroll
+      for (int j = 0; j < kNv; ++j) {
+        if (part && !first) partial_load(part, access_index(c * kChunk, j, p.t), m, pv[j]);
+        else
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) pv[j][e] = 0.f;
+      }
       load_chunk(x, c * kChunk, p.t, m, rx);
       load_chunk(g, c * kChunk, p.t, m, rg);
       load_chunk(w, c * kChunk, p.t, m, rw);
@@ -695,8 +737,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
         access_dx(rx[j], rg[j], rw[j], off, rs, cm, i, m, dx, fx, fg);
         if (!part) continue;
 #pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          if (i + e < m) part[i + e] = first ? fg[e] * fx[e] : fmaf(fg[e], fx[e], part[i + e]);
+        for (int e = 0; e < kVec; ++e) pv[j][e] = fmaf(fg[e], fx[e], pv[j][e]);
+        partial_store(part, i, m, pv[j]);
       }
     }
   });
@@ -711,7 +753,7 @@ extern "C" cudaError_t kite_v_rmsnorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1(const voi
   const int64_t parts = a->dw ? a->parts : blocks;
   const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < kMaxGrid ? parts : kMaxGrid);
   constexpr int smem = kDynSmem + kAccBytes;
-  if constexpr (smem > 48 * 1024) {
+  if constexpr (smem > 0) {   // static shared memory counts against the 48 KB default too
     const cudaError_t e = raise_smem(rmsnorm_bwd, smem);
     if (e != cudaSuccess) return e;
   }

@@ -134,6 +134,10 @@ M.OPS = {
   -- out at once) or plain streaming
   cross_entropy_bwd = { two_pass = false, stream_operands = 1, occupancy = 1024, bulk_first = {},
                         modes = { reg = true, loop = true }, no_cluster = true },
+  -- x and the residual per row, w shared: register rows of up to two
+  -- accesses per operand, or streaming (the second pass from h or x + res)
+  rmsnorm_res = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
+                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
   -- partial row (partials: a persistent grid, launched by partials_launcher)
   rmsnorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
@@ -242,7 +246,9 @@ end
 
 local function reg_rank(p, opts)
   if p.cluster > 1 then return opts.cluster_first and 1 or 3 end
-  if p.threads == 1024 then return 4 end
+  -- an op summing into partial rows streams slowly (a read-modify-write of
+  -- its partial row per row): its 1024-thread rows come before streaming
+  if p.threads == 1024 then return opts.partials and 1 or 4 end
   if p.pipe ~= 1 or bulk_first(p, opts) or p.threads * p.rows < M.CTA_THREADS then return 1 end
   if p.threads == 32 or p.nv == 4 then return 0 end
   return 1
@@ -397,7 +403,7 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   const int64_t parts = a->dw ? a->parts : blocks;
   const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < kMaxGrid ? parts : kMaxGrid);
   constexpr int smem = kDynSmem + kAccBytes;
-  if constexpr (smem > 48 * 1024) {
+  if constexpr (smem > 0) {   // static shared memory counts against the 48 KB default too
     const cudaError_t e = raise_smem(%s, smem);
     if (e != cudaSuccess) return e;
   }
@@ -435,6 +441,40 @@ __global__ void __launch_bounds__(kSumCols * kSumSlices) sum_partials(const floa
   if (threadIdx.y != 0 || j >= n) return;
   for (int k = 1; k < kSumSlices; ++k) s += slice_sum[k][threadIdx.x];
   dw[j] = s;
+}
+
+// A streaming thread's kVec partial sums at element i (one access) of its
+// CTA's partial row, read from and written to L2 (.cg): only this thread
+// touches them, and an L1 line could be stale.
+__device__ __forceinline__ void partial_load(const float *row, int i, int n, float (&f)[kVec])
+{
+  if constexpr (kVec % 4 == 0) {
+    if (i + kVec <= n) {
+#pragma unroll
+      for (int q = 0; q < kVec / 4; ++q) {
+        const float4 v = __ldcg(reinterpret_cast<const float4 *>(row + i) + q);
+        f[4 * q] = v.x, f[4 * q + 1] = v.y, f[4 * q + 2] = v.z, f[4 * q + 3] = v.w;
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) f[e] = i + e < n ? __ldcg(row + i + e) : 0.f;
+}
+
+__device__ __forceinline__ void partial_store(float *row, int i, int n, const float (&f)[kVec])
+{
+  if constexpr (kVec % 4 == 0) {
+    if (i + kVec <= n) {
+#pragma unroll
+      for (int q = 0; q < kVec / 4; ++q)
+        __stcg(reinterpret_cast<float4 *>(row + i) + q, make_float4(f[4 * q], f[4 * q + 1], f[4 * q + 2], f[4 * q + 3]));
+      return;
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < kVec; ++e)
+    if (i + e < n) __stcg(row + i + e, f[e]);
 }
 
 // Resident rows keep their sums of dw in dynamic shared memory, a float per

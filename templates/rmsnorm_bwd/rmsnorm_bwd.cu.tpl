@@ -116,6 +116,14 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
     const float cm = row_sum(d, red[0]) * rs / (float)n;
     // each thread reads its elements of x and dy before it writes them: dx may be either
     for (int c = 0; c * kChunk < m; ++c) {
+      float pv[kNv][kVec];   // the partial sums, loaded beside the row (not after dx's stores)
+#pragma unroll
+      for (int j = 0; j < kNv; ++j) {
+        if (part && !first) partial_load(part, access_index(c * kChunk, j, p.t), m, pv[j]);
+        else
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) pv[j][e] = 0.f;
+      }
       load_chunk(x, c * kChunk, p.t, m, rx);
       load_chunk(g, c * kChunk, p.t, m, rg);
       load_chunk(w, c * kChunk, p.t, m, rw);
@@ -127,8 +135,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
         access_dx(rx[j], rg[j], rw[j], off, rs, cm, i, m, dx, fx, fg);
         if (!part) continue;
 #pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          if (i + e < m) part[i + e] = first ? fg[e] * fx[e] : fmaf(fg[e], fx[e], part[i + e]);
+        for (int e = 0; e < kVec; ++e) pv[j][e] = fmaf(fg[e], fx[e], pv[j][e]);
+        partial_store(part, i, m, pv[j]);
       }
     }
   });
