@@ -576,28 +576,54 @@ __device__ __forceinline__ void partial_store(float *row, int i, int n, const fl
 }
 
 // Resident rows keep their sums of dw in dynamic shared memory, a float per
-// element a thread holds, [element][thread]: registers hold the rows.
+// element a thread holds, [access][thread][element]: a thread's sums of an
+// access side by side (16-byte shared loads), registers free for the rows.
 constexpr int kAccBytes = kResident ? kElems * kCtaThreads * (int)sizeof(float) : 0;
 
-__device__ __forceinline__ float *acc_slots() { return reinterpret_cast<float *>(row_cache); }
+// This thread's kVec sums for its access j.
+__device__ __forceinline__ float *acc_at(int j, int thread = threadIdx.x)
+{
+  return reinterpret_cast<float *>(row_cache) + (j * kCtaThreads + thread) * kVec;
+}
 
-// The CTA's row groups' sums (acc_slots) added in row-group order, stored as
-// partial row `part` by the first group.
+__device__ __forceinline__ void acc_zero(float *s)
+{
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) s[e] = 0.f;
+}
+
+// s += a * b, element-wise over an access.
+__device__ __forceinline__ void acc_add(float *s, const float (&a)[kVec], const float (&b)[kVec])
+{
+  if constexpr (kVec % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < kVec / 4; ++q) {
+      float4 v = reinterpret_cast<float4 *>(s)[q];
+      v.x = fmaf(a[4 * q], b[4 * q], v.x), v.y = fmaf(a[4 * q + 1], b[4 * q + 1], v.y);
+      v.z = fmaf(a[4 * q + 2], b[4 * q + 2], v.z), v.w = fmaf(a[4 * q + 3], b[4 * q + 3], v.w);
+      reinterpret_cast<float4 *>(s)[q] = v;
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) s[e] = fmaf(a[e], b[e], s[e]);
+  }
+}
+
+// The CTA's row groups' sums added in row-group order, stored as partial row
+// `part` by the first group.
 __device__ __forceinline__ void store_partial(float *part, int n)
 {
   __syncthreads();   // every row group's sums are in
   const int r = threadIdx.x / kThreads, t = threadIdx.x % kThreads;
   if (r != 0) return;
-  const float *acc = acc_slots();
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int i = access_index(0, j, t);
 #pragma unroll
     for (int e = 0; e < kVec; ++e) {
       if (i + e >= n) continue;
-      const float *a = acc + (j * kVec + e) * kCtaThreads + t;
-      float s = a[0];
-      for (int q = 1; q < kRows; ++q) s += a[q * kThreads];
+      float s = acc_at(j, t)[e];
+      for (int q = 1; q < kRows; ++q) s += acc_at(j, q * kThreads + t)[e];
       part[i + e] = s;
     }
   }
@@ -673,9 +699,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
     load_chunk(w, 0, threadIdx.x % kThreads, n, wr);
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
-    float *acc = acc_slots() + threadIdx.x;   // this thread's sums of dw, kCtaThreads apart
 #pragma unroll
-    for (int e = 0; e < kElems; ++e) acc[e * kCtaThreads] = 0.f;
+    for (int j = 0; j < kNv; ++j) acc_zero(acc_at(j));
     pipeline_rows<row_t>(a, [&](place_t p) {
       row_t r = {};
       if (p.live) {
@@ -693,8 +718,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
         const int i = access_index(0, j, p.t);
         float fx[kVec], fg[kVec];
         access_dx(r.x[j], r.g[j], w_at(j), off, rs, c, i, p.live ? n : 0, dx, fx, fg);   // dead rows: no store
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) acc[(j * kVec + e) * kCtaThreads] += fg[e] * fx[e];
+        acc_add(acc_at(j), fg, fx);
       }
     });
     if (part) store_partial(part, n);

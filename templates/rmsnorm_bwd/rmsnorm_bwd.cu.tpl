@@ -71,9 +71,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
     load_chunk(w, 0, threadIdx.x % kThreads, n, wr);
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
-    float *acc = acc_slots() + threadIdx.x;   // this thread's sums of dw, kCtaThreads apart
 #pragma unroll
-    for (int e = 0; e < kElems; ++e) acc[e * kCtaThreads] = 0.f;
+    for (int j = 0; j < kNv; ++j) acc_zero(acc_at(j));
     pipeline_rows<row_t>(a, [&](place_t p) {
       row_t r = {};
       if (p.live) {
@@ -91,8 +90,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
         const int i = access_index(0, j, p.t);
         float fx[kVec], fg[kVec];
         access_dx(r.x[j], r.g[j], w_at(j), off, rs, c, i, p.live ? n : 0, dx, fx, fg);   // dead rows: no store
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) acc[(j * kVec + e) * kCtaThreads] += fg[e] * fx[e];
+        acc_add(acc_at(j), fg, fx);
       }
     });
     if (part) store_partial(part, n);
