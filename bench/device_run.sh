@@ -625,7 +625,7 @@ measure9() {
 # and rmsnorm against torch.compile; everything also goes to $OUT/summary.txt
 # so that a call cut short still says what it saw.
 final9() {
-  left() { echo $(( 560 - ($(date +%s) - T0) )); }
+  left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
   local t0=$(date +%s) dt c
   for dt in bf16 f16 f32; do
     CK_RUN_CASE=variants KITE_TEST_ONLY="rmsnorm_*_${dt}_*" timeout 200 build/test_norm >"/tmp/norm.$dt.log" 2>&1 &
