@@ -643,7 +643,7 @@ final9() {
       grep -E ":[EF]:|crashed|FAILED" "$OUT/$f.log" | cut -c1-260 | head -6
     done
     grep -E "worst error" "$OUT/test_norm.log" | sort -k6 -g -r | head -3 | cut -c1-200; } | tee -a "$OUT/summary.txt"
-  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op rmsnorm_bwd,softmax_bwd,cross_entropy_bwd,rmsnorm \
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op rmsnorm_bwd,softmax_bwd,cross_entropy_bwd \
     --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -A40 "^op  " "$OUT/vs_torch.txt" | head -40; } | tee -a "$OUT/summary.txt"
 }
