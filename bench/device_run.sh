@@ -36,8 +36,6 @@
 #   bash bench/device_run.sh check8          tuned rows tested, gemm overhead and held-out checks, rows
 #                                            held-out, torch.compile at six N
 #   bash bench/device_run.sh check7b         the row held-out check, also on 16-byte rows (two draws), torch.compile
-#   bash bench/device_run.sh bwd9            test_gpu over every row op, row SASS, the backward ops timed
-#                                            and against torch.compile, their own tune (bwd*.tsv in $OUT)
 #   bash bench/device_run.sh norm9           rmsnorm_bwd: test_norm, SASS, its variants timed, torch.compile
 #   bash bench/device_run.sh first9          norm9, then test_gpu over every row op, row SASS
 #   bash bench/device_run.sh measure9        the other backward ops timed and against torch.compile, the
@@ -547,30 +545,6 @@ rowsquick() {
   grep -E " [=*] " "$OUT/variants.txt" | awk '{ printf "%-14s %6s %s %-48s %8s %6s\n", $1, $4, $5, $6, $7, $8 }'
 }
 
-# Session 9: the backward ops' first GPU run: test_gpu over every row op
-# (the forward ones again, main's rowops mend), the row SASS, the backward
-# variants timed, torch.compile on them, then their own tune (bwd.tsv and
-# bwd.times.tsv come back in $OUT, to merge with the committed lines).
-bwd9() {
-  left() { echo $(( 585 - ($(date +%s) - T0) )); }
-  gpu_parallel
-  row_sass
-  timeout 100 build/kite-bench --variants --op softmax_bwd,cross_entropy_bwd --n 4096,16384,65536,262144 \
-    >"$OUT/variants_bwd.txt" 2>&1
-  echo "bwd variants: rc=$? ($(left) s left)"
-  for f in "softmax_bwd 4096" "softmax_bwd 65536" "cross_entropy_bwd 4096" "cross_entropy_bwd 65536" "cross_entropy_bwd 262144"; do
-    awk -v k="$f" '$1 " " $4 == k && NF >= 9 { print $(NF-2), $0 }' "$OUT/variants_bwd.txt" | sort -g -r | head -3 | cut -c1-150
-  done
-  PYTHONUNBUFFERED=1 timeout 150 python3 bench/vs_torch.py --op softmax_bwd,cross_entropy_bwd --n 1024,4096,16384,65536,131072,262144 \
-    --csv "$OUT/vs_torch_bwd.csv" >"$OUT/vs_torch_bwd.txt" 2>&1
-  echo "vs_torch rc=$? ($(left) s left)"; tail -16 "$OUT/vs_torch_bwd.txt"
-  local t0=$(date +%s)
-  timeout $(( $(left) - 5 )) build/kite-bench --tune /tmp/bwd.tsv --times /tmp/bwd.times.tsv --op softmax_bwd,cross_entropy_bwd \
-    >"$OUT/tune_bwd.log" 2>&1
-  echo "bwd tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "^tune:" "$OUT/tune_bwd.log" | tail -2
-  cp /tmp/bwd.tsv /tmp/bwd.times.tsv "$OUT/" 2>/dev/null
-}
-
 # Session 9: rmsnorm_bwd's first GPU run: test_norm (variants by dtype, the
 # entry point, central differences, invalid calls) beside test_gpu's backward
 # variants, its SASS, its variants timed, torch.compile, then the backward
@@ -678,7 +652,6 @@ case $stage in
   clus8b) clus8b ;;
   checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
-  bwd9) bwd9 ;;
   norm9) norm9 ;;
   first9) norm9; gpu_parallel; row_sass ;;
   measure9) measure9 ;;
