@@ -249,6 +249,9 @@ local function reg_rank(p, opts)
   -- an op summing into partial rows streams slowly (a read-modify-write of
   -- its partial row per row): its 1024-thread rows come before streaming
   if p.threads == 1024 then return opts.partials and 1 or 4 end
+  -- ...and its persistent grid (a few CTAs per SM) leaves small CTAs short
+  -- of threads: rmsnorm_bwd 1024, t64_r2 3.25 v. t64_r4 4.03 TB/s (session 9)
+  if opts.partials and p.threads * p.rows < M.CTA_THREADS then return 2 end
   if p.pipe ~= 1 or bulk_first(p, opts) or p.threads * p.rows < M.CTA_THREADS then return 1 end
   if p.threads == 32 or p.nv == 4 then return 0 end
   return 1
