@@ -45,7 +45,7 @@ build: $(KITE_LIB_A) $(KITE_LIB_SO)
 # ---- tests and benchmarks ---------------------------------------------------
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
-TEST_BINS := build/test_runtime build/test_gpu build/test_gemm build/test_tune build/test_dist
+TEST_BINS := build/test_runtime build/test_gpu build/test_norm build/test_gemm build/test_tune build/test_dist
 
 build/test_%: tests/test_%.c tests/kite_test.h build/libkite.a
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests $< -o $@ build/libkite.a $(CHECK_LIBS) $(LDLIBS)

@@ -36,6 +36,12 @@
 #   bash bench/device_run.sh check8          tuned rows tested, gemm overhead and held-out checks, rows
 #                                            held-out, torch.compile at six N
 #   bash bench/device_run.sh check7b         the row held-out check, also on 16-byte rows (two draws), torch.compile
+#   bash bench/device_run.sh norm9           rmsnorm_bwd: test_norm, SASS, its variants timed, torch.compile
+#   bash bench/device_run.sh first9          norm9, then test_gpu over every row op, row SASS
+#   bash bench/device_run.sh measure9        the other backward ops timed and against torch.compile, the
+#                                            three backward ops' tune (bwd*.tsv in $OUT)
+#   bash bench/device_run.sh final9          test_norm and test_gpu's changed partitions, then the backward
+#                                            ops and rmsnorm against torch.compile (summary.txt in $OUT)
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -54,7 +60,7 @@ build() {
   git rev-parse --short HEAD 2>/dev/null || true
   local t0=$(date +%s)
   { make -j16 && make -j16 build/kite-bench test-bins; } >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-  echo "build: $(( $(date +%s) - t0 )) s"
+  echo "build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
 }
 
 # Every gemm variant in its own process on the small shapes, 12 at a time,
@@ -95,13 +101,16 @@ first() {
   fi
 }
 
+# The row ops of the generated table (every op but gemm).
+row_ops() { awk -F'\t' 'NR > 1 && $2 != "gemm" { print $2 }' out/manifest.tsv | sort -u; }
+
 # test_gpu split over processes (its cases are host-bound: float64 references
 # of up to 24 M values per variant): the variants of each op and dtype in one
 # process each, every other test case (Check's CK_RUN_CASE) in one each; all at
 # once, 300 s each.
 gpu_parallel() {
   local t0=$(date +%s) parts="" op dt
-  for op in rmsnorm softmax cross_entropy; do for dt in bf16 f16 f32; do parts="$parts ${op}_${dt}_*"; done; done
+  for op in $(row_ops); do for dt in bf16 f16 f32; do parts="$parts ${op}_${dt}_*"; done; done
   set -f; printf '%s\n' $parts entry targets invalid launch huge tuned | xargs -P 14 -I{} sh -c '
     case "$1" in
       *_*) CK_RUN_CASE=variants KITE_TEST_ONLY="$1" timeout 300 build/test_gpu >"/tmp/gpu.$(echo "$1" | tr -d "*").log" 2>&1 ;;
@@ -242,10 +251,10 @@ rowsall() {
 # Local-memory instructions (spills, stack) in the row kernels' SASS.
 row_sass() {
   local o
-  for o in build/obj/{rmsnorm,softmax,cross_entropy}/*.o; do
+  for o in $(for op in $(row_ops); do ls build/obj/$op/*.o; done); do
     cuobjdump --dump-sass "$o" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "$o"
   done >/tmp/row_ldl.txt
-  echo "row objects with LDL/STL in SASS: $(wc -l </tmp/row_ldl.txt) of $(ls build/obj/{rmsnorm,softmax,cross_entropy}/*.o | wc -l)"
+  echo "row objects with LDL/STL in SASS: $(wc -l </tmp/row_ldl.txt) of $(for op in $(row_ops); do ls build/obj/$op/*.o; done | wc -l)"
   head -5 /tmp/row_ldl.txt
 }
 
@@ -536,6 +545,83 @@ rowsquick() {
   grep -E " [=*] " "$OUT/variants.txt" | awk '{ printf "%-14s %6s %s %-48s %8s %6s\n", $1, $4, $5, $6, $7, $8 }'
 }
 
+# Session 9: rmsnorm_bwd's first GPU run: test_norm (variants by dtype, the
+# entry point, central differences, invalid calls) beside test_gpu's backward
+# variants, its SASS, its variants timed, torch.compile, then the backward
+# ops' own tune (bwd*.tsv in $OUT).
+norm9() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) dt c
+  for dt in bf16 f16 f32; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="rmsnorm_bwd_${dt}_*" timeout 200 build/test_norm >"/tmp/norm.$dt.log" 2>&1 &
+  done
+  for c in entry diff invalid; do CK_RUN_CASE=$c timeout 200 build/test_norm >"/tmp/norm.$c.log" 2>&1 & done
+  wait
+  cat /tmp/norm.*.log >"$OUT/test_norm.log"
+  echo "test_norm in 6 processes: $(( $(date +%s) - t0 )) s"
+  grep -E "^[0-9]+%: Checks" "$OUT/test_norm.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "  %d checks, %d failures, %d errors\n", c, f, e }'
+  grep -E ":[EF]:|crashed" "$OUT/test_norm.log" | cut -c1-300 | head -8
+  grep -E "worst error" "$OUT/test_norm.log" | sort -t' ' -k1,1 | awk '{ print }' | cut -c1-160 | head -60 >"$OUT/test_norm_worst.txt"
+  for f in build/obj/rmsnorm_bwd/*.o; do
+    cuobjdump --dump-sass "$f" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "$f"
+  done >/tmp/nb_ldl.txt
+  echo "rmsnorm_bwd objects with LDL/STL: $(wc -l </tmp/nb_ldl.txt) of $(ls build/obj/rmsnorm_bwd/*.o | wc -l)"
+  timeout 100 build/kite-bench --variants --op rmsnorm_bwd --n 1024,4096,16384,65536,262144 >"$OUT/variants_nbwd.txt" 2>&1
+  echo "rmsnorm_bwd variants: rc=$? ($(left) s left)"
+  for f in 1024 4096 16384 65536 262144; do
+    awk -v k="rmsnorm_bwd $f" '$1 " " $4 == k && NF >= 9 { print $(NF-2), $0 }' "$OUT/variants_nbwd.txt" | sort -g -r | head -3 | cut -c1-150
+  done
+  PYTHONUNBUFFERED=1 timeout 150 python3 bench/vs_torch.py --op rmsnorm_bwd --n 1024,4096,16384,65536,131072,262144 \
+    --csv "$OUT/vs_torch_nbwd.csv" >"$OUT/vs_torch_nbwd.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -10 "$OUT/vs_torch_nbwd.txt"
+}
+
+measure9() {
+  left() { echo $(( 585 - ($(date +%s) - T0) )); }
+  timeout 100 build/kite-bench --variants --op softmax_bwd,cross_entropy_bwd --n 4096,16384,65536,262144 \
+    >"$OUT/variants_bwd.txt" 2>&1
+  echo "bwd variants: rc=$? ($(left) s left)"
+  for f in "softmax_bwd 4096" "softmax_bwd 65536" "cross_entropy_bwd 4096" "cross_entropy_bwd 65536" "cross_entropy_bwd 262144"; do
+    awk -v k="$f" '$1 " " $4 == k && NF >= 9 { print $(NF-2), $0 }' "$OUT/variants_bwd.txt" | sort -g -r | head -3 | cut -c1-150
+  done
+  PYTHONUNBUFFERED=1 timeout 200 python3 bench/vs_torch.py --op softmax_bwd,cross_entropy_bwd --n 1024,4096,16384,65536,131072,262144 \
+    --csv "$OUT/vs_torch_bwd.csv" >"$OUT/vs_torch_bwd.txt" 2>&1
+  echo "vs_torch rc=$? ($(left) s left)"; tail -16 "$OUT/vs_torch_bwd.txt"
+  local t0=$(date +%s)
+  timeout $(( $(left) - 5 )) build/kite-bench --tune /tmp/bwd.tsv --times /tmp/bwd.times.tsv \
+    --op softmax_bwd,cross_entropy_bwd,rmsnorm_bwd >"$OUT/tune_bwd.log" 2>&1
+  echo "bwd tune: rc=$?, $(( $(date +%s) - t0 )) s"; grep -E "^tune:" "$OUT/tune_bwd.log" | tail -2
+  cp /tmp/bwd.tsv /tmp/bwd.times.tsv "$OUT/" 2>/dev/null
+}
+
+# Session 9, last call: the mended kernels and tests (test_norm whole, the
+# test_gpu partitions that changed) beside each other, then the backward ops
+# and rmsnorm against torch.compile; everything also goes to $OUT/summary.txt
+# so that a call cut short still says what it saw.
+final9() {
+  left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) dt c
+  for dt in bf16 f16 f32; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="rmsnorm_*_${dt}_*" timeout 200 build/test_norm >"/tmp/norm.$dt.log" 2>&1 &
+    CK_RUN_CASE=variants KITE_TEST_ONLY="rmsnorm_${dt}_*" timeout 200 build/test_gpu >"/tmp/gpu.rms.$dt.log" 2>&1 &
+  done
+  for c in entry diff invalid res_entry res_invalid; do CK_RUN_CASE=$c timeout 200 build/test_norm >"/tmp/norm.$c.log" 2>&1 & done
+  CK_RUN_CASE=variants KITE_TEST_ONLY="softmax_bwd_f16_*" timeout 200 build/test_gpu >/tmp/gpu.sbf16.log 2>&1 &
+  for c in targets invalid entry; do CK_RUN_CASE=$c timeout 200 build/test_gpu >"/tmp/gpu.$c.log" 2>&1 & done
+  CK_RUN_CASE=huge KITE_TEST_ONLY="softmax_bwd_f16_*" timeout 200 build/test_gpu >/tmp/gpu.huge.log 2>&1 &
+  wait
+  cat /tmp/norm.*.log >"$OUT/test_norm.log"; cat /tmp/gpu.*.log >"$OUT/test_gpu.log"
+  { echo "tests: $(( $(date +%s) - t0 )) s ($(left) s left)"
+    for f in test_norm test_gpu; do
+      grep -E "^[0-9]+%: Checks" "$OUT/$f.log" | awk -v f=$f '{ c += $3; x += $5; e += $7 } END { printf "%s: %d checks, %d failures, %d errors\n", f, c, x, e }'
+      grep -E ":[EF]:|crashed|FAILED" "$OUT/$f.log" | cut -c1-260 | head -6
+    done
+    grep -E "worst error" "$OUT/test_norm.log" | sort -k6 -g -r | head -3 | cut -c1-200; } | tee -a "$OUT/summary.txt"
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op rmsnorm_bwd,softmax_bwd,cross_entropy_bwd \
+    --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  { echo "vs_torch rc=$? ($(left) s left)"; grep -A40 "^op  " "$OUT/vs_torch.txt" | head -40; } | tee -a "$OUT/summary.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -566,5 +652,9 @@ case $stage in
   clus8b) clus8b ;;
   checktable) checktable ;;
   final4) gpu_suites cpu; gemm_suite ;;
+  norm9) norm9 ;;
+  first9) norm9; gpu_parallel; row_sass ;;
+  measure9) measure9 ;;
+  final9) final9 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

@@ -36,8 +36,12 @@
 #define RMS_EPS 1e-6f
 #define CE_IGNORE (-100)
 
-static const char *const ALL_OPS[] = { "rmsnorm", "softmax", "cross_entropy" };
-#define N_ALL_OPS 3
+static const char *const ALL_OPS[] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd",
+                                       "rmsnorm_bwd" };
+#define N_ALL_OPS 6
+
+/* Ops that read targets (set_targets fills them per shape). */
+static int uses_targets(const char *op) { return strncmp(op, "cross_entropy", 13) == 0; }
 static const int64_t DEFAULT_NS[] = { 1024, 4096, 16384, 65536, 262144 };
 
 /* ---- options --------------------------------------------------------------- */
@@ -65,7 +69,8 @@ static void usage(FILE *f)
     "\n"
     "Times kite's row ops against a device-to-device copy of the same bytes.\n"
     "  --dtype bf16|f16|f32   element type (default bf16)\n"
-    "  --op NAME[,NAME..]     rmsnorm, softmax, cross_entropy (or ce), all (default all)\n"
+    "  --op NAME[,NAME..]     rmsnorm, softmax, cross_entropy (or ce), softmax_bwd,\n"
+    "                         cross_entropy_bwd, rmsnorm_bwd, all (default all)\n"
     "  --n LIST               row lengths, comma-separated; 2^k allowed\n"
     "                         (default 1024,4096,16384,65536,262144)\n"
     "  --elems E              total elements M*N per problem, 2^k or a number (default 2^28);\n"
@@ -78,7 +83,7 @@ static void usage(FILE *f)
     "  --csv FILE             also write one CSV row per measurement\n"
     "  --explain OP DTYPE M N [K]  print kite_explain's choice (no GPU needed)\n"
     "  --list                 print the generated variant table (no GPU needed)\n"
-    "  --tune FILE            time every variant of every op and dtype at N = 64 ... 262144 (powers\n"
+    "  --tune FILE            time every variant of every op (--op) and dtype at N = 64 ... 262144 (powers\n"
     "                         of two, and 1.5 * 2^k from 1536 on; M*N = 2^26) and write the\n"
     "                         fastest two per shape to FILE (bench/tuned/<gpu>.tsv, read by make gen)\n"
     "  --times FILE           with --tune: every variant's time at each shape to FILE (with a\n"
@@ -186,6 +191,10 @@ struct bench {
   void *w;                  /* one weight row, max N elements */
   int64_t *tgt;             /* nsets * rows_cap */
   float *loss;              /* nsets * rows_cap */
+  float *rstd;              /* rows_cap (rmsnorm_bwd's input, shared by the sets) */
+  float *dw;                /* max N floats (rmsnorm_bwd) */
+  void *ws;                 /* rmsnorm_bwd's workspace, ws_bytes: the most any shape needs */
+  size_t ws_bytes;
   int64_t tgt_n;            /* row length the targets were drawn for; 0 none */
   int64_t tgt_rows;
   cudaStream_t stream;
@@ -251,6 +260,16 @@ static void alloc_buffers(struct bench *b)
   CUDA_CHECK(cudaMalloc(&b->w, (size_t)max_n * (size_t)b->es));
   CUDA_CHECK(cudaMalloc((void **)&b->tgt, ns * b->rows_cap * sizeof(int64_t)));
   CUDA_CHECK(cudaMalloc((void **)&b->loss, ns * b->rows_cap * sizeof(float)));
+  CUDA_CHECK(cudaMalloc((void **)&b->rstd, b->rows_cap * sizeof(float)));
+  CUDA_CHECK(cudaMalloc((void **)&b->dw, (size_t)max_n * sizeof(float)));
+  b->ws_bytes = 0;
+  for (int i = 0; i < b->o.nns; i++) {
+    size_t need = 0;
+    if (kite_rmsnorm_bwd_workspace(rows_for(b, b->o.ns[i]), b->o.ns[i], &need) != KITE_OK)
+      die("kite_rmsnorm_bwd_workspace: %s", kite_last_error());
+    if (need > b->ws_bytes) b->ws_bytes = need;
+  }
+  CUDA_CHECK(cudaMalloc(&b->ws, b->ws_bytes ? b->ws_bytes : 16));
 
   /* Inputs: random values in [-3, 3), every set drawn separately; w in [0.5, 1.5). */
   size_t xn = ns * b->x_stride / (size_t)b->es;
@@ -264,6 +283,10 @@ static void alloc_buffers(struct bench *b)
   CUDA_CHECK(cudaMemset(b->y, 0, ns * b->x_stride));
   CUDA_CHECK(cudaMemset(b->tgt, 0, ns * b->rows_cap * sizeof(int64_t)));
   CUDA_CHECK(cudaMemset(b->loss, 0, ns * b->rows_cap * sizeof(float)));
+  float *rs = xmalloc(b->rows_cap * sizeof(float));
+  for (size_t i = 0; i < b->rows_cap; i++) rs[i] = 0.5f;
+  CUDA_CHECK(cudaMemcpy(b->rstd, rs, b->rows_cap * sizeof(float), cudaMemcpyHostToDevice));
+  free(rs);
 
   int nev = 2 * b->o.reps;
   b->ev = xmalloc((size_t)nev * sizeof *b->ev);
@@ -296,6 +319,9 @@ static void free_buffers(struct bench *b)
   CUDA_CHECK(cudaFree(b->w));
   CUDA_CHECK(cudaFree(b->tgt));
   CUDA_CHECK(cudaFree(b->loss));
+  CUDA_CHECK(cudaFree(b->rstd));
+  CUDA_CHECK(cudaFree(b->dw));
+  CUDA_CHECK(cudaFree(b->ws));
   CUDA_CHECK(cudaStreamDestroy(b->stream));
 }
 
@@ -327,6 +353,26 @@ static kite_row_args row_args(const struct bench *b, const struct shape *s, int 
       a.w = b->w;
       a.eps = RMS_EPS;
     }
+    if (strcmp(s->op, "rmsnorm_bwd") == 0) {   /* dy as softmax_bwd's; dw through the workspace */
+      a.w = b->w;
+      a.rstd = b->rstd;
+      a.dy = b->x + (size_t)((set + b->nsets / 2) % b->nsets) * b->x_stride;
+      a.lddy = s->N;
+      a.dw = b->dw;
+      a.partials = b->ws;
+      size_t need = 0;   /* the partial rows the entry point would use */
+      if (kite_rmsnorm_bwd_workspace(s->M, s->N, &need) != KITE_OK) die("%s", kite_last_error());
+      a.parts = (int64_t)(need / (round_up((size_t)s->N, 4) * sizeof(float)));
+    }
+    if (strcmp(s->op, "softmax_bwd") == 0) {   /* dy: another set's x, half the rotation away (cold) */
+      a.dy = b->x + (size_t)((set + b->nsets / 2) % b->nsets) * b->x_stride;
+      a.lddy = s->N;
+    }
+    if (strcmp(s->op, "cross_entropy_bwd") == 0) {   /* lse: the loss buffer's floats; no dloss */
+      a.target = b->tgt + (size_t)set * b->rows_cap;
+      a.ignore_index = CE_IGNORE;
+      a.lse = b->loss + (size_t)set * b->rows_cap;
+    }
   }
   return a;
 }
@@ -347,6 +393,14 @@ static kite_status launch(const struct bench *b, const struct shape *s, enum how
     return kite_rmsnorm_fwd(d, a.M, a.N, a.x, a.ldx, a.w, a.eps, a.y, a.ldy, NULL, b->stream);
   if (strcmp(s->op, "softmax") == 0)
     return kite_softmax_fwd(d, a.M, a.N, a.x, a.ldx, a.y, a.ldy, b->stream);
+  if (strcmp(s->op, "softmax_bwd") == 0)
+    return kite_softmax_bwd(d, a.M, a.N, a.x, a.ldx, a.dy, a.lddy, a.y, a.ldy, b->stream);
+  if (strcmp(s->op, "cross_entropy_bwd") == 0)
+    return kite_cross_entropy_bwd(d, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.lse, a.dloss, a.y, a.ldy,
+                                  b->stream);
+  if (strcmp(s->op, "rmsnorm_bwd") == 0)
+    return kite_rmsnorm_bwd(d, a.M, a.N, a.x, a.ldx, a.w, a.w_offset, a.rstd, a.dy, a.lddy, a.y, a.ldy, a.dw,
+                            a.partials, b->ws_bytes, b->stream);
   return kite_cross_entropy_fwd(d, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, NULL, b->stream);
 }
 
@@ -434,6 +488,10 @@ static double bytes_moved(const struct bench *b, const struct shape *s)
   double mn = (double)s->M * (double)s->N * b->es;
   if (strcmp(s->op, "rmsnorm") == 0) return 2 * mn + (double)s->N * b->es;
   if (strcmp(s->op, "softmax") == 0) return 2 * mn;
+  if (strcmp(s->op, "softmax_bwd") == 0) return 3 * mn;   /* y and dy read, dx written */
+  if (strcmp(s->op, "rmsnorm_bwd") == 0)   /* x, dy read, dx written; w, rstd read, dw written */
+    return 3 * mn + (double)s->N * (b->es + sizeof(float)) + (double)s->M * sizeof(float);
+  if (strcmp(s->op, "cross_entropy_bwd") == 0) return 2 * mn + (double)s->M * (sizeof(int64_t) + sizeof(float));
   return mn + (double)s->M * (sizeof(int64_t) + sizeof(float));
 }
 
@@ -480,7 +538,7 @@ static void bench_shape(struct bench *b, const struct shape *s)
 {
   char chosen[256];
   struct timing copy, t;
-  if (strcmp(s->op, "cross_entropy") == 0) set_targets(b, s->N, s->M);
+  if (uses_targets(s->op)) set_targets(b, s->N, s->M);
   dispatched(b, s, chosen, sizeof chosen);
   time_it(b, s, VIA_COPY, NULL, &copy);
 
@@ -621,7 +679,7 @@ static int row_tune_work(struct tune_run *run, void *ctx)
   int64_t ns[TUNE_NS_MAX];
   const int nns = tune_ns(ns);
   char tail[512];
-  int failures = 0, per_dtype = N_ALL_OPS * nns;
+  int failures = 0, per_dtype = o->nops * nns;
   for (int di = 0; di < N_TUNE_DTYPES; di++) {
     if ((di + 1) * per_dtype <= run->from) continue;
     struct bench b;
@@ -633,13 +691,13 @@ static int row_tune_work(struct tune_run *run, void *ctx)
       fprintf(run->out, "%s\n", TUNE_HEADER);
       tune_done(run, -1);
     }
-    for (int i = 0; i < N_ALL_OPS; i++)
+    for (int i = 0; i < o->nops; i++)
       for (int j = 0; j < nns; j++) {
         const int k = di * per_dtype + i * nns + j;
-        struct shape s = { ALL_OPS[i], rows_for(&b, ns[j]), ns[j] };
+        struct shape s = { o->ops[i], rows_for(&b, ns[j]), ns[j] };
         struct top2 r;
         if (!tune_shape(run, k)) continue;
-        if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
+        if (uses_targets(s.op)) set_targets(&b, s.N, s.M);
         time_every_variant(&b, &s, &r, run, k, tail, NULL);
         tune_done(run, k);
         printf("tune %-13s %-4s N=%-7lld %3d variants  best %-44s %9.1f us\n", s.op, dtype_name(TUNE_DTYPES[di]),
@@ -652,7 +710,7 @@ static int row_tune_work(struct tune_run *run, void *ctx)
   return failures ? 1 : 0;
 }
 
-/* --tune FILE: every op, dtype and N of the tuning grid (64 ... 262144) at M*N =
+/* --tune FILE: every op (or those of --op), dtype and N of the tuning grid (64 ... 262144) at M*N =
    2^26; every variant that accepts the shape is timed; the fastest two go to
    FILE (kg_tune.c's format), with a line per failed variant.  The timing runs
    in child processes (tune_supervise): a variant that faults or hangs is
@@ -694,7 +752,7 @@ static int cmd_check_dispatch(const struct opts *o)
       char chosen[256];
       struct timing t;
       struct top2 r = { { NULL, NULL }, { 0, 0 }, 0 };
-      if (strcmp(s.op, "cross_entropy") == 0) set_targets(&b, s.N, s.M);
+      if (uses_targets(s.op)) set_targets(&b, s.N, s.M);
       dispatched(&b, &s, chosen, sizeof chosen);
       kite_status st = time_it(&b, &s, VIA_API, NULL, &t);
       if (st == KITE_OK) time_every_variant(&b, &s, &r, NULL, 0, NULL, o->variants ? stdout : NULL);

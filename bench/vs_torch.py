@@ -35,14 +35,15 @@ import statistics
 import sys
 import time
 
-OPS = ("rmsnorm", "softmax", "cross_entropy")
+OPS = ("rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd", "rmsnorm_bwd")
 DEFAULT_NS = (1024, 4096, 16384, 65536, 262144)
 EPS = 1e-6
 IGNORE_INDEX = -100
 KITE_DTYPE = {"bf16": 0, "f16": 1, "f32": 2}
 # allclose tolerances of kite against an f32 reference: (rtol, atol); softmax's
 # atol is scaled by 1/N below (its values are about 1/N).
-TOL = {"rmsnorm": (2e-2, 2e-2), "softmax": (2e-2, 1e-3), "cross_entropy": (1e-3, 1e-3)}
+TOL = {"rmsnorm": (2e-2, 2e-2), "softmax": (2e-2, 1e-3), "cross_entropy": (1e-3, 1e-3),
+       "softmax_bwd": (2e-2, 1e-3), "cross_entropy_bwd": (2e-2, 1e-3), "rmsnorm_bwd": (2e-2, 2e-2)}
 
 
 def log(*a):
@@ -94,6 +95,15 @@ class Kite:
         L.kite_softmax_fwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp]
         L.kite_cross_entropy_fwd.restype = ci
         L.kite_cross_entropy_fwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp, vp, vp]
+        L.kite_softmax_bwd.restype = ci
+        L.kite_softmax_bwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp, i64, vp]
+        L.kite_cross_entropy_bwd.restype = ci
+        L.kite_cross_entropy_bwd.argtypes = [ci, i64, i64, vp, i64, vp, i64, vp, vp, vp, i64, vp]
+        L.kite_rmsnorm_bwd.restype = ci
+        L.kite_rmsnorm_bwd.argtypes = [ci, i64, i64, vp, i64, vp, ctypes.c_float, vp, vp, i64, vp, i64, vp, vp,
+                                       ctypes.c_size_t, vp]
+        L.kite_rmsnorm_bwd_workspace.restype = ci
+        L.kite_rmsnorm_bwd_workspace.argtypes = [i64, i64, ctypes.POINTER(ctypes.c_size_t)]
         L.kite_explain.restype = ci
         L.kite_explain.argtypes = [ctypes.c_char_p, ci, i64, i64, i64, ctypes.c_char_p, ctypes.c_size_t]
 
@@ -199,7 +209,23 @@ def torch_fns(torch, F):
 
     def cross_entropy(x, t):
         return F.cross_entropy(x, t, reduction="none")
-    return {"rmsnorm": rmsnorm, "softmax": softmax, "cross_entropy": cross_entropy}, rms_desc
+
+    def softmax_bwd(y, dy):   # what autograd runs for softmax's backward (f32 inside)
+        if hasattr(torch, "_softmax_backward_data"):
+            return torch._softmax_backward_data(dy, y, -1, y.dtype)
+        yf = y.float()
+        return (yf * (dy.float() - (yf * dy.float()).sum(-1, keepdim=True))).to(y.dtype)
+    def cross_entropy_bwd(x, t, lse):   # dx from the forward's lse, dloss 1, no ignored rows
+        p = (x.float() - lse[:, None]).exp()
+        return (p - F.one_hot(t, x.shape[-1]).float()).to(x.dtype)
+    def rmsnorm_bwd(x, w, dy, rstd):   # dx and dw (f32) from the forward's rstd
+        xh = x.float() * rstd[:, None]
+        g = dy.float() * w.float()
+        dx = rstd[:, None] * (g - xh * (xh * g).mean(-1, keepdim=True))
+        return dx.to(x.dtype), (dy.float() * xh).sum(0)
+    return {"rmsnorm": rmsnorm, "softmax": softmax, "cross_entropy": cross_entropy,
+            "softmax_bwd": softmax_bwd, "cross_entropy_bwd": cross_entropy_bwd,
+            "rmsnorm_bwd": rmsnorm_bwd}, rms_desc
 
 
 def reference(torch, F, op, x, w, t):
@@ -208,6 +234,11 @@ def reference(torch, F, op, x, w, t):
         return xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()
     if op == "softmax":
         return torch.softmax(xf, dim=-1)
+    if op == "softmax_bwd":   # x: the forward's output y, w: dy
+        wf = w.float()
+        return xf * (wf - (xf * wf).sum(-1, keepdim=True))
+    if op == "cross_entropy_bwd":
+        return torch.softmax(xf, dim=-1) - F.one_hot(t, xf.shape[-1]).float()
     return F.cross_entropy(xf, t, reduction="none")
 
 
@@ -216,13 +247,19 @@ def bytes_moved(op, M, N, es):
         return 2 * M * N * es + N * es
     if op == "softmax":
         return 2 * M * N * es
+    if op == "softmax_bwd":
+        return 3 * M * N * es
+    if op == "cross_entropy_bwd":
+        return 2 * M * N * es + M * 12
+    if op == "rmsnorm_bwd":   # x, dy read, dx written; w, rstd read, dw (f32) written
+        return 3 * M * N * es + N * (es + 4) + M * 4
     return M * N * es + M * 12
 
 
 def compare(torch, op, got, ref, N):
     """None when got matches ref, else a one-line description of the worst element."""
     rtol, atol = TOL[op]
-    if op == "softmax":
+    if op in ("softmax", "softmax_bwd", "cross_entropy_bwd"):
         atol /= N
     g = got.float()
     if torch.allclose(g, ref, rtol=rtol, atol=atol):
@@ -279,7 +316,9 @@ def main():
     log("# vs_torch: %s, torch %s, %s; libkite %s" % (torch.cuda.get_device_name(dev), torch.__version__,
                                                        args.dtype, os.path.normpath(args.lib)))
     log("# timing: %s; rmsnorm in torch: %s; M*N = %d" % (method, rms_desc, args.elems))
-    log("# bytes: rmsnorm 2*M*N*e + N*e; softmax 2*M*N*e; cross_entropy M*N*e + M*12; TB/s = 1e12 B/s")
+    log("# bytes: rmsnorm 2*M*N*e + N*e; softmax 2*M*N*e; cross_entropy M*N*e + M*12; softmax_bwd 3*M*N*e;"
+        " cross_entropy_bwd 2*M*N*e + M*12; rmsnorm_bwd 3*M*N*e + N*(e+4) + M*4;"
+        " TB/s = 1e12 B/s")
 
     rows, failures = [], []
     gen = torch.Generator(device="cuda")
@@ -298,6 +337,45 @@ def main():
                 def kite_fn():
                     kite.check(kite.lib.kite_rmsnorm_fwd(kd, M, N, x.data_ptr(), N, w.data_ptr(), EPS,
                                                          y.data_ptr(), N, None, stream), "kite_rmsnorm_fwd")
+                    return y
+
+                def torch_args():
+                    return (x, w)
+            elif op == "cross_entropy_bwd":
+                lse = torch.logsumexp(x.float(), dim=-1)
+
+                def kite_fn():
+                    kite.check(kite.lib.kite_cross_entropy_bwd(kd, M, N, x.data_ptr(), N, t.data_ptr(),
+                                                               IGNORE_INDEX, lse.data_ptr(), None,
+                                                               y.data_ptr(), N, stream), "kite_cross_entropy_bwd")
+                    return y
+
+                def torch_args():
+                    return (x, t, lse)
+            elif op == "rmsnorm_bwd":
+                dy = torch.randn(M, N, device="cuda", dtype=dtype, generator=gen)
+                rstd = torch.rsqrt(x.float().pow(2).mean(-1) + EPS)
+                dw = torch.empty(N, device="cuda", dtype=torch.float32)
+                wsb = ctypes.c_size_t(0)
+                kite.check(kite.lib.kite_rmsnorm_bwd_workspace(M, N, ctypes.byref(wsb)), "kite_rmsnorm_bwd_workspace")
+                ws = torch.empty(max(wsb.value, 16), device="cuda", dtype=torch.uint8)
+
+                def kite_fn():
+                    kite.check(kite.lib.kite_rmsnorm_bwd(kd, M, N, x.data_ptr(), N, w.data_ptr(), 0.0,
+                                                         rstd.data_ptr(), dy.data_ptr(), N, y.data_ptr(), N,
+                                                         dw.data_ptr(), ws.data_ptr(), wsb.value, stream),
+                               "kite_rmsnorm_bwd")
+                    return y
+
+                def torch_args():
+                    return (x, w, dy, rstd)
+            elif op == "softmax_bwd":
+                x = torch.softmax(x.float(), dim=-1).to(dtype)   # the forward's output y
+                w = torch.randn(M, N, device="cuda", dtype=dtype, generator=gen)   # dy
+
+                def kite_fn():
+                    kite.check(kite.lib.kite_softmax_bwd(kd, M, N, x.data_ptr(), N, w.data_ptr(), N,
+                                                         y.data_ptr(), N, stream), "kite_softmax_bwd")
                     return y
 
                 def torch_args():
@@ -330,7 +408,16 @@ def main():
             try:
                 out = kite_fn()
                 torch.cuda.synchronize()
-                ref = reference(torch, F, op, x, w, t)
+                if op == "rmsnorm_bwd":
+                    ref, ref_dw = fns[op](x.float(), w.float(), dy.float(), rstd)
+                    if not torch.allclose(dw, ref_dw, rtol=1e-3, atol=1e-4 * M ** 0.5):
+                        worst = int((dw - ref_dw).abs().argmax())
+                        failures.append("%s: dw[%d] %r, torch f32 %r" % (tag, worst, dw[worst].item(),
+                                                                        ref_dw[worst].item()))
+                        log("MISMATCH %s: dw" % tag)
+                        res["check"] = "MISMATCH"
+                else:
+                    ref = reference(torch, F, op, x, w, t)
                 bad = compare(torch, op, out, ref, N)
                 del ref
                 if bad:

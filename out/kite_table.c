@@ -151,6 +151,87 @@ cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *ar
 cudaError_t kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1(const void *args, cudaStream_t stream);
@@ -460,6 +541,84 @@ cudaError_t kite_v_rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_res_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -616,6 +775,45 @@ cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c3_p4(const void *args, cud
 cudaError_t kite_v_softmax_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 
 const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_reg_t32_r4_n1_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t32_r4_n1_v16_c0_p1},
@@ -768,6 +966,87 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t32_r8_n1_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t32_r8_n1_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t32_r8_n1_v16_c0_p2", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t32_r8_n1_v16_c0_p2},
+  {"cross_entropy_bwd_bf16_reg_t128_r1_n2_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t128_r1_n2_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t256_r1_n2_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n2_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t512_r1_n2_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n2_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t64_r2_n2_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t64_r2_n2_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t128_r2_n2_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t128_r2_n2_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t32_r8_n2_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t32_r8_n2_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t256_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n2_v16_c0_p2},
+  {"cross_entropy_bwd_bf16_reg_t512_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n2_v16_c0_p2},
+  {"cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2},
+  {"cross_entropy_bwd_bf16_reg_t128_r2_n2_v16_c0_p2", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t128_r2_n2_v16_c0_p2},
+  {"cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p2", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 32768, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t64_r4_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p2", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p2},
+  {"cross_entropy_bwd_f16_reg_t128_r1_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t128_r1_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t256_r1_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t256_r1_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t512_r1_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t512_r1_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t64_r2_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t64_r2_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t32_r8_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r8_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t256_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t256_r1_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f16_reg_t512_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t512_r1_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 32768, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p2", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p2},
+  {"cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t128_r2_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t128_r2_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t64_r4_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t64_r4_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t32_r8_n2_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r8_n2_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f32_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t1024_r1_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f32_reg_t128_r2_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t128_r2_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f32_reg_t64_r4_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t64_r4_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t64_r4_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t32_r8_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r8_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
+  {"cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
+  {"cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
   {"gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 128, 256, 1000, 448, kite_v_gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1},
   {"gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 256, 128, 995, 448, kite_v_gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1},
   {"gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1", "gemm", KITE_BF16, KITE_BF16, 1, 2147483647, 16, 0, 64, 64, 395, 448, kite_v_gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1},
@@ -1077,6 +1356,84 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1},
   {"rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 256, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 512, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 128, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 512, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 256, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
+  {"rmsnorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
+  {"rmsnorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
+  {"rmsnorm_res_bf16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t32_r4_n1_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t32_r8_n1_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t128_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t256_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t64_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t128_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t32_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_reg_t32_r8_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t32_r4_n1_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t32_r8_n1_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t128_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t256_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t64_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t128_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t32_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_reg_t32_r8_n2_v16_c0_p1},
+  {"rmsnorm_res_f16_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t32_r4_n1_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t32_r8_n1_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t128_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t256_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t256_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t1024_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t1024_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t64_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t64_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t128_r2_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t128_r2_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t32_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t32_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t64_r4_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_reg_t32_r8_n2_v16_c0_p1},
+  {"rmsnorm_res_f32_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_res_bf16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_res", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_res_bf16_loop_t256_r1_n4_e1_c0_p1},
+  {"rmsnorm_res_f16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_res", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_res_f16_loop_t256_r1_n4_e1_c0_p1},
+  {"rmsnorm_res_f32_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_res", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_rmsnorm_res_f32_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bf16_reg_t32_r4_n1_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r4_n1_v16_c0_p1},
   {"softmax_bf16_reg_t32_r8_n1_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p1},
   {"softmax_bf16_reg_t32_r8_n1_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t32_r8_n1_v16_c0_p2},
@@ -1233,137 +1590,176 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f16_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_f32_loop_t256_r1_n4_e1_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_f32_loop_t256_r1_n4_e1_c0_p1},
+  {"softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1},
+  {"softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1},
+  {"softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t128_r2_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t128_r2_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1},
+  {"softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1},
+  {"softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
+  {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
+  {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 615;
+const int32_t kite_variants_len = 813;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 308, 193.648f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 308, 100.096f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 306, 74.352f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 315, 68.192f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 328, 69.760f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 326, 68.368f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 329, 69.392f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 323, 68.368f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 327, 69.328f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 324, 72.656f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 324, 69.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 340, 75.856f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 325, 71.952f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 344, 82.000f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 424, 81.808f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 448, 85.200f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 430, 84.496f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 436, 98.400f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 436, 87.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 442, 106.864f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 442, 96.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 347, 191.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 347, 99.488f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 345, 74.288f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 354, 68.496f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 367, 69.424f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 365, 68.224f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 368, 69.056f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 362, 68.368f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 366, 69.184f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 363, 72.000f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 363, 69.360f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 379, 75.728f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 364, 70.704f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 383, 82.880f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 450, 82.032f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 450, 84.928f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 432, 84.096f},
-  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 438, 96.816f},
-  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 438, 86.928f},
-  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 444, 105.408f},
-  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 444, 95.440f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 386, 179.968f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 384, 129.632f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 393, 129.824f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 391, 129.136f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 387, 129.216f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 405, 130.160f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 388, 129.280f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 402, 130.336f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 402, 132.880f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 403, 142.560f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 403, 132.384f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 455, 152.592f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 452, 152.688f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 452, 153.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 452, 158.832f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 440, 183.072f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 440, 165.024f},
-  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 446, 199.920f},
-  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 446, 180.272f},
-  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 455, 234.848f},
-  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 455, 206.608f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 459, 198.352f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 459, 105.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 459, 69.504f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 467, 68.064f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 465, 67.776f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 479, 68.224f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 462, 67.824f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 475, 68.256f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 480, 68.704f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 476, 73.712f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 476, 69.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 496, 78.144f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 477, 74.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 498, 81.920f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 603, 78.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 603, 78.576f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 603, 78.960f},
-  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 603, 94.016f},
-  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 603, 98.784f},
-  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 498, 118.736f},
-  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 603, 104.128f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 499, 195.392f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 499, 103.760f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 499, 69.584f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 507, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 505, 67.872f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 519, 67.952f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 502, 67.632f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 515, 68.096f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 520, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 516, 73.344f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 516, 68.816f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 536, 77.056f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 517, 73.968f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 608, 79.360f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 606, 77.808f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 606, 77.952f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 606, 78.800f},
-  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 606, 93.680f},
-  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 606, 98.496f},
-  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 608, 116.336f},
-  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 606, 104.112f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 539, 178.080f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 539, 130.176f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 561, 129.584f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 559, 129.008f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 555, 128.928f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 543, 129.184f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 543, 132.240f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 556, 131.616f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 556, 133.104f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 557, 146.704f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 557, 133.168f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 611, 147.840f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 609, 137.472f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 609, 137.904f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 609, 143.520f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 609, 171.776f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 596, 180.320f},
-  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 609, 200.928f},
-  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 609, 198.544f},
-  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 609, 218.688f},
-  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 609, 201.312f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 389, 193.648f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 389, 100.096f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 387, 74.352f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 396, 68.192f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 409, 69.760f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 407, 68.368f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 410, 69.392f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 404, 68.368f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 408, 69.328f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 405, 72.656f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 405, 69.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 421, 75.856f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 406, 71.952f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 425, 82.000f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 505, 81.808f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 529, 85.200f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 511, 84.496f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 517, 98.400f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 517, 87.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 523, 106.864f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 523, 96.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 428, 191.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 428, 99.488f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 426, 74.288f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 435, 68.496f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 448, 69.424f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 446, 68.224f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 449, 69.056f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 443, 68.368f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 447, 69.184f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 444, 72.000f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 444, 69.360f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 460, 75.728f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 445, 70.704f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 464, 82.880f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 531, 82.032f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 531, 84.928f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 513, 84.096f},
+  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 519, 96.816f},
+  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 519, 86.928f},
+  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 525, 105.408f},
+  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 525, 95.440f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 467, 179.968f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 465, 129.632f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 474, 129.824f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 472, 129.136f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 468, 129.216f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 486, 130.160f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 469, 129.280f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 483, 130.336f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 483, 132.880f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 484, 142.560f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 484, 132.384f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 536, 152.592f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 533, 152.688f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 533, 153.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 533, 158.832f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 521, 183.072f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 521, 165.024f},
+  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 527, 199.920f},
+  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 527, 180.272f},
+  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 536, 234.848f},
+  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 536, 206.608f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 618, 198.352f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 618, 105.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 618, 69.504f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 626, 68.064f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 624, 67.776f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 638, 68.224f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 621, 67.824f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 634, 68.256f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 639, 68.704f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 635, 73.712f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 635, 69.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 655, 78.144f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 636, 74.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 657, 81.920f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 762, 78.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 762, 78.576f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 762, 78.960f},
+  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 762, 94.016f},
+  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 762, 98.784f},
+  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 657, 118.736f},
+  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 762, 104.128f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 658, 195.392f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 658, 103.760f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 658, 69.584f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 666, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 664, 67.872f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 678, 67.952f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 661, 67.632f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 674, 68.096f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 679, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 675, 73.344f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 675, 68.816f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 695, 77.056f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 676, 73.968f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 767, 79.360f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 765, 77.808f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 765, 77.952f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 765, 78.800f},
+  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 765, 93.680f},
+  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 765, 98.496f},
+  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 767, 116.336f},
+  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 765, 104.112f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 698, 178.080f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 698, 130.176f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 720, 129.584f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 718, 129.008f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 714, 128.928f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 702, 129.184f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 702, 132.240f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 715, 131.616f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 715, 133.104f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 716, 146.704f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 716, 133.168f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 770, 147.840f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 768, 137.472f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 768, 137.904f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 768, 143.520f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 768, 171.776f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 755, 180.320f},
+  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 768, 200.928f},
+  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 768, 198.544f},
+  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 768, 218.688f},
+  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 768, 201.312f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 268.736f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.784f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.504f},
@@ -1427,172 +1823,172 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 107, 66.464f},
   {"cross_entropy", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 121, 79.088f},
   {"cross_entropy", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 107, 66.416f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 152, 4.152f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 152, 4.212f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 152, 6.848f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 152, 17.579f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 163, 59.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 152, 3.945f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 163, 4.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 163, 6.992f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 152, 17.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 152, 59.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 152, 4.201f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 152, 4.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 152, 7.475f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 163, 17.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 152, 59.840f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 152, 4.587f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 152, 5.355f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 152, 8.371f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 152, 20.053f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 163, 66.208f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 163, 5.875f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 163, 7.501f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 164, 13.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 153, 37.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 153, 131.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 152, 3.890f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 152, 4.398f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 152, 6.917f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 163, 17.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 152, 59.040f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 152, 3.963f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 152, 4.622f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 163, 7.195f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 152, 17.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 163, 60.160f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 152, 4.265f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 152, 4.878f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 152, 7.653f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 152, 18.197f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 163, 60.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 153, 5.370f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 153, 6.400f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 153, 9.952f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 157, 22.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 164, 72.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 158, 9.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 164, 11.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 166, 19.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 151, 53.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 150, 186.656f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 152, 4.301f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 152, 4.811f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 152, 7.373f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 152, 17.771f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 152, 58.944f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 152, 4.137f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 152, 4.997f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 152, 7.893f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 163, 17.984f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 152, 58.624f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 153, 5.414f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 164, 6.155f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 153, 9.432f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 164, 21.333f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 164, 69.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 164, 9.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 164, 10.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 168, 17.803f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 168, 49.920f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 150, 169.216f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 157, 21.931f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 159, 29.360f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 168, 55.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 168, 182.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 150, 715.968f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 152, 5.141f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 152, 5.413f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 152, 8.531f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 152, 19.744f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 152, 64.672f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 163, 5.376f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 164, 6.394f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 164, 10.008f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 153, 23.504f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 164, 71.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 157, 9.107f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 164, 10.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 166, 16.875f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 166, 49.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 150, 169.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 157, 22.224f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 168, 29.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 166, 55.424f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 168, 182.624f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 168, 725.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 164, 70.112f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 160, 95.648f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 168, 206.464f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 168, 731.456f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 150, 2800.640f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 156, 6.059f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 163, 7.443f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 167, 13.984f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 156, 38.688f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 156, 132.672f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 157, 9.299f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 164, 11.440f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 168, 19.403f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 150, 53.536f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 150, 190.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 157, 22.160f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 159, 29.344f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 166, 54.240f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 166, 182.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 150, 702.464f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 164, 69.632f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 159, 96.192f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 168, 204.864f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 168, 734.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 150, 2793.376f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 164, 252.256f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 150, 343.936f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 168, 825.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 168, 2916.448f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 150, 11777.664f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 150, 1462.144f},
-  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 166, 27.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 151, 2534.208f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 150, 2456.800f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 150, 5736.576f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 168, 202.592f},
-  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 152, 20.555f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 164, 34.656f},
-  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 152, 20.459f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 168, 12.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 233, 4.152f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 233, 4.212f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 233, 6.848f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 233, 17.579f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 244, 59.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 233, 3.945f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 244, 4.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 244, 6.992f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 233, 17.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 233, 59.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 233, 4.201f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 233, 4.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 233, 7.475f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 244, 17.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 233, 59.840f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 233, 4.587f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 233, 5.355f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 233, 8.371f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 233, 20.053f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 244, 66.208f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 244, 5.875f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 244, 7.501f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 245, 13.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 234, 37.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 234, 131.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 233, 3.890f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 233, 4.398f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 233, 6.917f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 244, 17.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 233, 59.040f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 233, 3.963f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 233, 4.622f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 244, 7.195f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 233, 17.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 244, 60.160f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 233, 4.265f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 233, 4.878f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 233, 7.653f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 233, 18.197f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 244, 60.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 234, 5.370f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 234, 6.400f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 234, 9.952f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 238, 22.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 245, 72.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 239, 9.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 245, 11.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 247, 19.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 232, 53.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 231, 186.656f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 233, 4.301f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 233, 4.811f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 233, 7.373f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 233, 17.771f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 233, 58.944f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 233, 4.137f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 233, 4.997f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 233, 7.893f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 244, 17.984f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 233, 58.624f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 234, 5.414f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 245, 6.155f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 234, 9.432f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 245, 21.333f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 245, 69.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 245, 9.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 245, 10.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 249, 17.803f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 249, 49.920f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 231, 169.216f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 238, 21.931f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 240, 29.360f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 249, 55.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 249, 182.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 231, 715.968f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 233, 5.141f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 233, 5.413f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 233, 8.531f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 233, 19.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 233, 64.672f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 244, 5.376f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 245, 6.394f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 245, 10.008f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 234, 23.504f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 245, 71.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 238, 9.107f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 245, 10.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 247, 16.875f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 247, 49.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 231, 169.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 238, 22.224f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 249, 29.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 247, 55.424f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 249, 182.624f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 249, 725.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 245, 70.112f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 241, 95.648f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 249, 206.464f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 249, 731.456f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 231, 2800.640f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 237, 6.059f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 244, 7.443f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 248, 13.984f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 237, 38.688f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 237, 132.672f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 238, 9.299f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 245, 11.440f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 249, 19.403f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 231, 53.536f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 231, 190.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 238, 22.160f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 240, 29.344f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 247, 54.240f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 247, 182.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 231, 702.464f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 245, 69.632f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 240, 96.192f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 249, 204.864f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 249, 734.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 231, 2793.376f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 245, 252.256f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 231, 343.936f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 249, 825.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 249, 2916.448f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 231, 11777.664f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 231, 1462.144f},
+  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 247, 27.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 232, 2534.208f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 231, 2456.800f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 231, 5736.576f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 249, 202.592f},
+  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 233, 20.555f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 245, 34.656f},
+  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 233, 20.459f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 249, 12.088f},
 };
 const int32_t kite_rules_len = 324;
 
 /* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
-  {150, 2.7106f, 0.0098685f, 416.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
-  {151, 2.4232f, 0.0099312f, 432.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.169 */
-  {152, 3.4892f, 0.0034408f, 192.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.101 */
-  {153, 3.5616f, 0.0040888f, 288.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.168 */
-  {154, 3.4513f, 0.0048135f, 344.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.227 */
-  {155, 3.3559f, 0.0053523f, 424.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1: rms log error 0.181 */
-  {156, 3.5803f, 0.0044330f, 272.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.166 */
-  {157, 4.0551f, 0.0041951f, 184.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.182 */
-  {158, 3.2690f, 0.0052531f, 432.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.164 */
-  {159, 3.7427f, 0.0052252f, 352.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.172 */
-  {160, 3.0840f, 0.0075709f, 392.00f, 135},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.144 */
-  {161, 3.3252f, 0.0067235f, 304.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.195 */
-  {162, 3.4922f, 0.0063215f, 296.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1: rms log error 0.243 */
-  {163, 4.0433f, 0.0033760f, 104.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
-  {164, 4.1710f, 0.0038915f, 184.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.173 */
-  {165, 4.2180f, 0.0046015f, 248.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.240 */
-  {166, 3.9555f, 0.0051989f, 360.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.192 */
-  {167, 4.2673f, 0.0042690f, 168.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.171 */
-  {168, 3.9029f, 0.0051109f, 360.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.169 */
-  {169, 3.7240f, 0.0065309f, 288.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp: rms log error 0.209 */
-  {170, 5.5162f, 0.010098f, 64.000f, 135},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.415 */
-  {171, 2.6644f, 0.033211f, 144.00f, 135},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.214 */
-  {172, 1.9714f, 0.014523f, 328.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
-  {173, 2.4354f, 0.018109f, 208.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1: rms log error 0.258 */
-  {174, 2.4727f, 0.014927f, 296.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2: rms log error 0.264 */
-  {175, 1.9428f, 0.017010f, 256.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2: rms log error 0.144 */
+  {231, 2.7106f, 0.0098685f, 416.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
+  {232, 2.4232f, 0.0099312f, 432.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.169 */
+  {233, 3.4892f, 0.0034408f, 192.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.101 */
+  {234, 3.5616f, 0.0040888f, 288.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.168 */
+  {235, 3.4513f, 0.0048135f, 344.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.227 */
+  {236, 3.3559f, 0.0053523f, 424.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1: rms log error 0.181 */
+  {237, 3.5803f, 0.0044330f, 272.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.166 */
+  {238, 4.0551f, 0.0041951f, 184.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.182 */
+  {239, 3.2690f, 0.0052531f, 432.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.164 */
+  {240, 3.7427f, 0.0052252f, 352.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.172 */
+  {241, 3.0840f, 0.0075709f, 392.00f, 135},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.144 */
+  {242, 3.3252f, 0.0067235f, 304.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.195 */
+  {243, 3.4922f, 0.0063215f, 296.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1: rms log error 0.243 */
+  {244, 4.0433f, 0.0033760f, 104.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
+  {245, 4.1710f, 0.0038915f, 184.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.173 */
+  {246, 4.2180f, 0.0046015f, 248.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.240 */
+  {247, 3.9555f, 0.0051989f, 360.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.192 */
+  {248, 4.2673f, 0.0042690f, 168.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.171 */
+  {249, 3.9029f, 0.0051109f, 360.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.169 */
+  {250, 3.7240f, 0.0065309f, 288.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp: rms log error 0.209 */
+  {251, 5.5162f, 0.010098f, 64.000f, 135},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.415 */
+  {252, 2.6644f, 0.033211f, 144.00f, 135},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.214 */
+  {253, 1.9714f, 0.014523f, 328.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
+  {254, 2.4354f, 0.018109f, 208.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1: rms log error 0.258 */
+  {255, 2.4727f, 0.014927f, 296.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2: rms log error 0.264 */
+  {256, 1.9428f, 0.017010f, 256.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2: rms log error 0.144 */
 };
 const int32_t kite_gemm_models_len = 26;
 
@@ -1738,189 +2134,189 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 547500, 557056, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 557057, 571739, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 571740, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 234, 308},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 235, 256, 306},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 315},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 1024, 328},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 2047, 326},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2048, 2048, 329},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4095, 323},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4096, 4096, 327},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 4276, 339},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 4277, 5311, 319},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5312, 8192, 324},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 9728, 320},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 9729, 13192, 340},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 13193, 16384, 325},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 17108, 456},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_BF16, 17109, 24576, 344},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 24577, 32768, 424},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 32769, 49152, 448},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 49153, 55108, 430},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 55109, 57344, 448},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 57345, 65536, 430},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 65537, 69632, 448},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 69633, 90112, 453},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 90113, 131072, 436},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 162772, 453},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 162773, 177504, 448},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 177505, 262144, 442},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 453},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 234, 347},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 235, 256, 345},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 354},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 1024, 367},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1960, 365},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1961, 2048, 368},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 4095, 362},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4096, 4096, 366},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 4276, 378},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 4277, 4466, 373},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 4467, 5311, 358},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5312, 8192, 363},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 8932, 359},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 8933, 12800, 379},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 12801, 16384, 364},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 17408, 457},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F16, 17409, 24576, 383},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 24577, 32767, 426},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 32768, 49152, 450},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 49153, 65536, 432},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 65537, 68437, 450},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 68438, 90112, 454},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 90113, 131072, 438},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 169978, 454},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 169979, 172032, 450},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 172033, 262144, 444},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 454},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 66, 386},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 67, 128, 384},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 393},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 406},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 391},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 789, 404},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 790, 1024, 387},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1535, 401},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1536, 1877, 405},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1878, 2048, 388},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 4096, 402},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 418},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 458},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 5546, 418},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 5547, 8192, 403},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9728, 458},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9729, 11776, 422},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 11777, 12288, 455},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 12289, 16383, 428},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F32, 16384, 24576, 452},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 24577, 26385, 434},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 26386, 28672, 452},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 28673, 31744, 434},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 31745, 45056, 452},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 45057, 65536, 440},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 94208, 455},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 94209, 131072, 446},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 455},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"softmax", KITE_BF16, 1, 256, 459},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 467},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 481},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 465},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 479},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 462},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 4095, 475},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4096, 4096, 480},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 4663, 495},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 4664, 5086, 492},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5087, 8192, 476},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 11584, 493},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 11585, 14336, 496},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 14337, 16384, 477},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 24575, 494},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 24576, 24576, 498},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 24577, 27553, 494},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 27554, 32768, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 57344, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 57345, 114688, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 114689, 125514, 592},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_BF16, 125515, 136874, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 136875, 139264, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 139265, 147456, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 147457, 155648, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 155649, 163840, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 163841, 172032, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 172033, 180224, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 180225, 188416, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 188417, 196607, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196608, 202140, 498},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 202141, 204800, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 204801, 212992, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 212993, 221184, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 221185, 229376, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 229377, 237568, 605},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 237569, 245760, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 245761, 251029, 598},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_BF16, 251030, 1073741824, 603},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 499},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 507},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 521},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 505},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 519},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 502},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 515},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 520},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 4608, 535},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 4609, 5311, 532},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 516},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 11584, 533},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 11585, 14336, 536},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 14337, 16384, 517},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 23169, 534},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 23170, 24576, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 27553, 534},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 27554, 32768, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 57344, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 57345, 114688, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 114689, 125514, 594},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F16, 125515, 136874, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 136875, 139264, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 139265, 147456, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 147457, 155648, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 155649, 163840, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 163841, 172032, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 172033, 180224, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 180225, 221184, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 221185, 229376, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 229377, 237568, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 237569, 245760, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 245761, 253952, 608},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 253953, 1073741824, 606},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 539},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 547},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 561},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 511, 545},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 512, 755, 559},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 756, 1023, 542},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1024, 1511, 555},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1512, 2048, 543},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 556},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 5888, 573},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 5889, 8192, 557},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12097, 574},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12098, 12288, 611},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 12633, 574},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12634, 16384, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 611},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 25267, 595},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 25268, 28672, 611},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 57344, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 57345, 65536, 596},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 65537, 122880, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 122881, 131071, 602},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131072, 1073741824, 609},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"rmsnorm", KITE_BF16, 1, 234, 389},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 235, 256, 387},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 396},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 1024, 409},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 2047, 407},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2048, 410},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4095, 404},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4096, 4096, 408},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 4276, 420},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 4277, 5311, 400},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5312, 8192, 405},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 9728, 401},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 9729, 13192, 421},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 13193, 16384, 406},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 17108, 537},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_BF16, 17109, 24576, 425},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 24577, 32768, 505},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 32769, 49152, 529},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 49153, 55108, 511},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 55109, 57344, 529},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 57345, 65536, 511},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 65537, 69632, 529},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 69633, 90112, 534},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 90113, 131072, 517},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 162772, 534},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 162773, 177504, 529},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 177505, 262144, 523},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 534},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 234, 428},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 235, 256, 426},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 435},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 1024, 448},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1960, 446},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2048, 449},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 4095, 443},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4096, 4096, 447},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 4276, 459},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 4277, 4466, 454},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 4467, 5311, 439},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5312, 8192, 444},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 8932, 440},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 8933, 12800, 460},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 12801, 16384, 445},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 17408, 538},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F16, 17409, 24576, 464},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 24577, 32767, 507},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 32768, 49152, 531},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 49153, 65536, 513},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 65537, 68437, 531},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 68438, 90112, 535},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 90113, 131072, 519},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 169978, 535},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 169979, 172032, 531},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 172033, 262144, 525},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 535},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 66, 467},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 67, 128, 465},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 474},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 487},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 472},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 789, 485},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 790, 1024, 468},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1535, 482},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1536, 1877, 486},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1878, 2048, 469},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 4096, 483},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 499},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 539},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 5546, 499},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 5547, 8192, 484},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9728, 539},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9729, 11776, 503},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 11777, 12288, 536},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 12289, 16383, 509},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F32, 16384, 24576, 533},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 24577, 26385, 515},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 26386, 28672, 533},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 28673, 31744, 515},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 31745, 45056, 533},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 45057, 65536, 521},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 94208, 536},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 94209, 131072, 527},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 536},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"softmax", KITE_BF16, 1, 256, 618},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 626},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 640},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 624},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 638},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 621},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 4095, 634},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4096, 4096, 639},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 4663, 654},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 4664, 5086, 651},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5087, 8192, 635},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 11584, 652},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 11585, 14336, 655},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 14337, 16384, 636},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 24575, 653},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 24576, 24576, 657},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 24577, 27553, 653},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 27554, 32768, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 57344, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 57345, 114688, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 114689, 125514, 751},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_BF16, 125515, 136874, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 136875, 139264, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 139265, 147456, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 155648, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 155649, 163840, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 163841, 172032, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 172033, 180224, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 180225, 188416, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 188417, 196607, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196608, 202140, 657},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 202141, 204800, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 204801, 212992, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 212993, 221184, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 221185, 229376, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 229377, 237568, 764},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 237569, 245760, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 245761, 251029, 757},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_BF16, 251030, 1073741824, 762},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 658},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 666},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 680},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 664},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 678},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 661},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 674},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 679},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 4608, 694},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 4609, 5311, 691},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 675},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 11584, 692},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 11585, 14336, 695},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 14337, 16384, 676},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 23169, 693},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 23170, 24576, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 27553, 693},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 27554, 32768, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 57344, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 57345, 114688, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 114689, 125514, 753},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F16, 125515, 136874, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 136875, 139264, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 139265, 147456, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 155648, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 155649, 163840, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 163841, 172032, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 172033, 180224, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 180225, 221184, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 221185, 229376, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 229377, 237568, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 237569, 245760, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 245761, 253952, 767},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 253953, 1073741824, 765},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 698},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 706},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 720},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 511, 704},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 512, 755, 718},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 756, 1023, 701},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1024, 1511, 714},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1512, 2048, 702},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 715},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 5888, 732},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 5889, 8192, 716},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12097, 733},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12098, 12288, 770},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 12633, 733},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12634, 16384, 768},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 770},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 768},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 25267, 754},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 25268, 28672, 770},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 57344, 768},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 57345, 65536, 755},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 65537, 122880, 768},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 122881, 131071, 761},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131072, 1073741824, 768},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
 };
 const int32_t kite_row_spans_len = 324;

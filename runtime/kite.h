@@ -48,6 +48,16 @@ kite_status kite_rmsnorm_fwd(kite_dtype dtype, int64_t M, int64_t N, const void 
                              const void *w, float eps, void *y, int64_t ldy, float *rstd,
                              cudaStream_t stream);
 
+/* rmsnorm over a residual stream: h = x + residual, rounded to dtype, is written to h when h is not
+   NULL, and y = h * rsqrt(mean(h^2) + eps) * (w + w_offset), row by row (w_offset 1: Gemma's 1 + w).
+   residual NULL: h = x (h must be NULL then).  rstd (M floats) may be NULL.  h may be x or residual
+   itself (same pointer and stride), y may be x itself; otherwise x, residual, h and y must not overlap.
+   Computed in f32. */
+kite_status kite_rmsnorm_fwd_residual(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                                      const void *residual, int64_t ldres, const void *w, float w_offset,
+                                      float eps, void *y, int64_t ldy, void *h, int64_t ldh, float *rstd,
+                                      cudaStream_t stream);
+
 /* y = softmax(x) along each row, computed in f32. */
 kite_status kite_softmax_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
                              void *y, int64_t ldy, cudaStream_t stream);
@@ -58,8 +68,39 @@ kite_status kite_cross_entropy_fwd(kite_dtype dtype, int64_t M, int64_t N, const
                                    const int64_t *target, int64_t ignore_index, float *loss,
                                    float *lse, cudaStream_t stream);
 
+/* dx = y * (dy - sum(y * dy)) along each row: the gradient of softmax from its output y and the
+   incoming gradient dy, computed in f32.  dx may be dy or y itself (same pointer and stride), but
+   must not overlap either otherwise. */
+kite_status kite_softmax_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *y, int64_t ldy,
+                             const void *dy, int64_t lddy, void *dx, int64_t lddx, cudaStream_t stream);
+
+/* dx = (softmax(x) - onehot(target)) * dloss, row by row: the gradient of cross-entropy's loss.  lse
+   (M floats) is the forward's; dloss (M floats) may be NULL (1 for every row).  Rows whose target is
+   ignore_index get 0; a target outside [0, N) gives NaN.  dx may be x itself (same pointer and
+   stride), but must not overlap it otherwise.  Computed in f32. */
+kite_status kite_cross_entropy_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                                   const int64_t *target, int64_t ignore_index, const float *lse,
+                                   const float *dloss, void *dx, int64_t lddx, cudaStream_t stream);
+
+/* The gradients of rmsnorm: with xh = x * rstd and g = dy * (w + w_offset),
+   dx = rstd * (g - xh * mean(xh * g)) row by row, and dw = the sum over rows of dy * xh (N floats).
+   rstd (M floats) is the forward's; w_offset is 0, or 1 for Gemma's (1 + w) weights.  dw may be NULL
+   (not computed); else workspace holds kite_rmsnorm_bwd_workspace() bytes (16-byte aligned): each
+   CTA sums its rows into a partial row there, and the partial rows are added in a fixed order, so dw
+   is the same bytes on every run (no atomics).  dx may be x or dy itself (same pointer and stride),
+   but must not overlap either otherwise.  Computed in f32. */
+kite_status kite_rmsnorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                             const void *w, float w_offset, const float *rstd, const void *dy, int64_t lddy,
+                             void *dx, int64_t lddx, float *dw, void *workspace, size_t workspace_bytes,
+                             cudaStream_t stream);
+
+/* Bytes of workspace kite_rmsnorm_bwd needs for dw at M rows of N on the current device (0 for an
+   empty problem), into *bytes. */
+kite_status kite_rmsnorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes);
+
 /* The variant kite would launch for this problem, and why (tuned rule or heuristic); no launch.
-   op is "rmsnorm", "softmax", "cross_entropy" (row ops: M rows of N, K ignored) or "gemm"
+   op is "rmsnorm", "rmsnorm_res", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd",
+   "rmsnorm_bwd" (row ops: M rows of N, K ignored) or "gemm"
    (dtype is that of A, B and C alike).  Pointers and strides are taken as 16-byte aligned.
    Writes a one-line text into buf (truncated to len). */
 kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
@@ -79,6 +120,17 @@ typedef struct kite_row_args {
   int64_t ignore_index;            /* cross_entropy */
   float *loss;                     /* cross_entropy */
   float *lse;                      /* cross_entropy, optional */
+  const void *dy; int64_t lddy;    /* backward ops: the incoming gradient (softmax_bwd: x is the
+                                      forward's output y, and y receives dx) */
+  const float *dloss;              /* cross_entropy_bwd, optional: each row's loss gradient (lse,
+                                      target, ignore_index as in the forward; y receives dx) */
+  float w_offset;                  /* rmsnorm, rmsnorm_res, rmsnorm_bwd: the weight is w + w_offset */
+  const void *res; int64_t ldres;  /* rmsnorm_res: the residual added to x */
+  void *h; int64_t ldh;            /* rmsnorm_res, optional: x + res as stored */
+  float *dw;                       /* rmsnorm_bwd, optional: w's gradient, N floats (rstd is the
+                                      forward's, dy the incoming gradient, y receives dx) */
+  float *partials; int64_t parts;  /* rmsnorm_bwd with dw: room for `parts` partial rows of N
+                                      floats (rounded up to 4), at most one per CTA */
 } kite_row_args;
 
 /* The arguments of a GEMM launcher: C = alpha * A * B^T + beta * C, each

@@ -3,23 +3,31 @@
 #include <string.h>
 
 #include "kite_internal.h"
+#include "kite_launch.h"
 
 /* What an op reads and writes besides x. */
-enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4 };
+enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4, KITE_ROW_DY = 8, KITE_ROW_LSE = 16, KITE_ROW_DW = 32,
+       KITE_ROW_RES = 64 };
 
+/* x_name, y_name: what the op's entry point calls the tensors in x and y. */
 struct kite_row_op {
   const char *name;
   int uses;
+  const char *x_name, *y_name;
 };
 
 static const struct kite_row_op kite_row_ops[] = {
-  { "rmsnorm", KITE_ROW_Y | KITE_ROW_W },
-  { "softmax", KITE_ROW_Y },
-  { "cross_entropy", KITE_ROW_CE },
+  { "rmsnorm", KITE_ROW_Y | KITE_ROW_W, "x", "y" },
+  { "softmax", KITE_ROW_Y, "x", "y" },
+  { "cross_entropy", KITE_ROW_CE, "x", "y" },
+  { "softmax_bwd", KITE_ROW_Y | KITE_ROW_DY, "y", "dx" },
+  { "cross_entropy_bwd", KITE_ROW_Y | KITE_ROW_LSE, "x", "dx" },
+  { "rmsnorm_bwd", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_DY | KITE_ROW_DW, "x", "dx" },
+  { "rmsnorm_res", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_RES, "x", "y" },
 };
 
 /* Ops kite does not know (a user's own template) follow the plain x -> y contract. */
-static const struct kite_row_op kite_row_generic = { "row op", KITE_ROW_Y };
+static const struct kite_row_op kite_row_generic = { "row op", KITE_ROW_Y, "x", "y" };
 
 static const struct kite_row_op *kite_row_op_of(const char *name)
 {
@@ -30,43 +38,113 @@ static const struct kite_row_op *kite_row_op_of(const char *name)
 
 static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
-  if (!a->x) return kite__fail(KITE_ERR_INVALID_ARG, "%s: x is NULL", op->name);
-  if ((op->uses & KITE_ROW_Y) && !a->y) return kite__fail(KITE_ERR_INVALID_ARG, "%s: y is NULL", op->name);
+  if (!a->x) return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s is NULL", op->name, op->x_name);
+  if ((op->uses & KITE_ROW_Y) && !a->y)
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s is NULL", op->name, op->y_name);
   if ((op->uses & KITE_ROW_W) && !a->w) return kite__fail(KITE_ERR_INVALID_ARG, "%s: w is NULL", op->name);
+  if ((op->uses & KITE_ROW_DY) && !a->dy) return kite__fail(KITE_ERR_INVALID_ARG, "%s: dy is NULL", op->name);
   if ((op->uses & KITE_ROW_CE) && (!a->target || !a->loss))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and loss must not be NULL", op->name);
-  const void *y = (op->uses & KITE_ROW_Y) ? a->y : NULL, *w = (op->uses & KITE_ROW_W) ? a->w : NULL;
-  if (kite__misaligned(a->x, es) || kite__misaligned(y, es) || kite__misaligned(w, es))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: x, y and w must be aligned to their %d-byte elements",
+  if ((op->uses & KITE_ROW_LSE) && (!a->target || !a->lse))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: target and lse must not be NULL", op->name);
+  if ((op->uses & KITE_ROW_RES) && !a->res)
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: residual is NULL", op->name);
+  if ((op->uses & KITE_ROW_RES) && (kite__misaligned(a->res, es) || kite__misaligned(a->h, es)))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: residual and h must be aligned to their %d-byte elements",
                       op->name, es);
-  const int ce = op->uses & KITE_ROW_CE;
+  if ((op->uses & KITE_ROW_DW) && !a->rstd)
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd (the forward's) is NULL", op->name);
+  if ((op->uses & KITE_ROW_DW) && a->dw && (!a->partials || a->parts < 1))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw needs a workspace (partials NULL or parts=%lld)", op->name,
+                      (long long)a->parts);
+  const void *y = (op->uses & KITE_ROW_Y) ? a->y : NULL, *w = (op->uses & KITE_ROW_W) ? a->w : NULL;
+  const void *dy = (op->uses & KITE_ROW_DY) ? a->dy : NULL;
+  if (kite__misaligned(a->x, es) || kite__misaligned(y, es) || kite__misaligned(w, es) ||
+      kite__misaligned(dy, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s, %s%s must be aligned to their %d-byte elements",
+                      op->name, op->x_name, op->y_name, (op->uses & KITE_ROW_W) ? ", w" : dy ? ", dy" : "", es);
+  const int ce = op->uses & KITE_ROW_CE, ceb = op->uses & KITE_ROW_LSE;
   const void *rstd = (op->uses & KITE_ROW_W) ? a->rstd : NULL;
+  if ((op->uses & KITE_ROW_DW) && (kite__misaligned(a->dw, 4) || kite__misaligned(a->dw ? a->partials : NULL, 16)))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw must be 4-byte aligned and the workspace 16-byte aligned",
+                      op->name);
   if (kite__misaligned(rstd, 4) || (ce && (kite__misaligned(a->loss, 4) || kite__misaligned(a->lse, 4) ||
-                                         kite__misaligned(a->target, 8))))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd, loss, lse (4 bytes) or target (8 bytes) misaligned",
+                                         kite__misaligned(a->target, 8))) ||
+      (ceb && (kite__misaligned(a->lse, 4) || kite__misaligned(a->dloss, 4) || kite__misaligned(a->target, 8))))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd, loss, lse, dloss (4 bytes) or target (8 bytes) misaligned",
                       op->name);
   return KITE_OK;
+}
+
+/* Output y against an input (x or dy): apart, or the very same rows. */
+static int kite_row_apart(const kite_row_args *a, const void *in, int64_t ldin, int es)
+{
+  if (in == a->y && ldin == a->ldy) return 1;
+  uintptr_t is[2], ys[2];
+  kite__span(in, a->M, a->N, ldin, es, is);
+  kite__span(a->y, a->M, a->N, a->ldy, es, ys);
+  return !kite__spans_overlap(is, ys);
+}
+
+/* dw (N floats), the workspace (parts partial rows) and dx: pairwise apart. */
+static int kite_dw_apart(const kite_row_args *a, int es)
+{
+  uintptr_t dw[2], ws[2], ys[2];
+  kite__span(a->dw, 1, a->N, a->N, 4, dw);
+  kite__span(a->partials, a->parts, (a->N + 3) / 4 * 4, (a->N + 3) / 4 * 4, 4, ws);
+  kite__span(a->y, a->M, a->N, a->ldy, es, ys);
+  return !kite__spans_overlap(dw, ws) && !kite__spans_overlap(dw, ys) && !kite__spans_overlap(ws, ys);
+}
+
+/* rmsnorm_res: y apart from the residual and h; h apart from, or the very
+   same rows as, x and the residual. */
+static int kite_res_apart(const kite_row_args *a, int es)
+{
+  uintptr_t y[2], r[2], h[2], x[2];
+  kite__span(a->y, a->M, a->N, a->ldy, es, y);
+  kite__span(a->res, a->M, a->N, a->ldres, es, r);
+  kite__span(a->x, a->M, a->N, a->ldx, es, x);
+  if (kite__spans_overlap(y, r)) return 0;
+  if (!a->h) return 1;
+  kite__span(a->h, a->M, a->N, a->ldh, es, h);
+  const int h_is_x = a->h == a->x && a->ldh == a->ldx, h_is_r = a->h == a->res && a->ldh == a->ldres;
+  return !kite__spans_overlap(y, h) && (h_is_x || !kite__spans_overlap(h, x)) &&
+         (h_is_r || !kite__spans_overlap(h, r));
 }
 
 static kite_status kite_check_layout(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
   int64_t ld = a->ldx;
+  const int has_dy = (op->uses & KITE_ROW_DY) != 0;
   if (a->N > INT32_MAX)
     return kite__fail(KITE_ERR_UNSUPPORTED, "%s: N=%lld is above 2^31-1", op->name, (long long)a->N);
-  if (a->ldx < a->N || ((op->uses & KITE_ROW_Y) && a->ldy < a->N))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: row strides ldx=%lld, ldy=%lld must be >= N=%lld",
-                      op->name, (long long)a->ldx, (long long)a->ldy, (long long)a->N);
+  if (a->ldx < a->N || ((op->uses & KITE_ROW_Y) && a->ldy < a->N) || (has_dy && a->lddy < a->N))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: row strides ld%s=%lld, ld%s=%lld%s must be >= N=%lld", op->name,
+                      op->x_name, (long long)a->ldx, op->y_name, (long long)a->ldy, has_dy ? ", lddy" : "",
+                      (long long)a->N);
+  const int res = (op->uses & KITE_ROW_RES) != 0;
+  if (res && (a->ldres < a->N || (a->h && a->ldh < a->N)))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: row strides ldres=%lld, ldh=%lld must be >= N=%lld", op->name,
+                      (long long)a->ldres, (long long)a->ldh, (long long)a->N);
   if ((op->uses & KITE_ROW_Y) && a->ldy > ld) ld = a->ldy;
+  if (has_dy && a->lddy > ld) ld = a->lddy;
+  if (res && a->ldres > ld) ld = a->ldres;
+  if (res && a->h && a->ldh > ld) ld = a->ldh;
   if (!kite__fits_memory(a->M, a->N, ld, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: M=%lld rows of stride %lld overflow the address space",
                       op->name, (long long)a->M, (long long)ld);
-  if (!(op->uses & KITE_ROW_Y) || (a->x == a->y && a->ldx == a->ldy)) return KITE_OK;
-  uintptr_t xs[2], ys[2];
-  kite__span(a->x, a->M, a->N, a->ldx, es, xs);
-  kite__span(a->y, a->M, a->N, a->ldy, es, ys);
-  if (kite__spans_overlap(xs, ys))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: y overlaps x (only y == x with ldy == ldx may alias)",
-                      op->name);
+  if (!(op->uses & KITE_ROW_Y)) return KITE_OK;
+  if (!kite_row_apart(a, a->x, a->ldx, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s overlaps %s (only the very same rows may alias)", op->name,
+                      op->y_name, op->x_name);
+  if (has_dy && !kite_row_apart(a, a->dy, a->lddy, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s overlaps dy (only the very same rows may alias)", op->name,
+                      op->y_name);
+  if (res && !kite_res_apart(a, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: y overlaps the residual or h, or h partly overlaps x or the "
+                      "residual (h may be x or the residual itself, y may be x itself)", op->name);
+  if ((op->uses & KITE_ROW_DW) && a->dw && !kite_dw_apart(a, es))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw, the workspace and %s must not overlap", op->name, op->y_name);
   return KITE_OK;
 }
 
@@ -86,6 +164,8 @@ static kite_status kite_row_check(const struct kite_row_op *op, kite_dtype dtype
   if ((s = kite_check_layout(op, a, es)) != KITE_OK) return s;
   if ((op->uses & KITE_ROW_W) && !(isfinite(a->eps) && a->eps >= 0.f))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: eps=%g must be finite and >= 0", op->name, (double)a->eps);
+  if ((op->uses & KITE_ROW_W) && !isfinite(a->w_offset))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: w_offset=%g must be finite", op->name, (double)a->w_offset);
   return KITE_OK;
 }
 
@@ -93,25 +173,35 @@ static kite_status kite_row_check(const struct kite_row_op *op, kite_dtype dtype
    there is more than one row, the row strides. */
 static int32_t kite_row_align(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
-  const int y = (op->uses & KITE_ROW_Y) != 0, w = (op->uses & KITE_ROW_W) != 0;
-  const void *ptrs[3] = { a->x, y ? a->y : NULL, w ? a->w : NULL };
-  const int64_t strides[2] = { a->ldx * es, y ? a->ldy * es : 0 };
-  return kite__align_of(ptrs, 3, strides, a->M > 1 ? 2 : 0);
+  const int y = (op->uses & KITE_ROW_Y) != 0, w = (op->uses & KITE_ROW_W) != 0, dy = (op->uses & KITE_ROW_DY) != 0;
+  const int res = (op->uses & KITE_ROW_RES) != 0, h = res && a->h;
+  const void *ptrs[6] = { a->x, y ? a->y : NULL, w ? a->w : NULL, dy ? a->dy : NULL, res ? a->res : NULL,
+                          h ? a->h : NULL };
+  const int64_t strides[5] = { a->ldx * es, y ? a->ldy * es : 0, dy ? a->lddy * es : 0, res ? a->ldres * es : 0,
+                               h ? a->ldh * es : 0 };
+  return kite__align_of(ptrs, 6, strides, a->M > 1 ? 5 : 0);
 }
 
-static kite_status kite_row_run(const char *opname, kite_dtype dtype, const kite_row_args *a,
-                                cudaStream_t stream)
+/* The dispatched variant launched on arguments already checked. */
+static kite_status kite_row_dispatch(const char *opname, kite_dtype dtype, const kite_row_args *a,
+                                     cudaStream_t stream)
 {
   const struct kite_row_op *op = kite_row_op_of(opname);
-  int noop;
-  kite_status s = kite_row_check(op, dtype, a, &noop);
-  if (s != KITE_OK || noop) return s;
   const struct kite_variant *v = kite__pick(opname, dtype, a->N, kite_row_align(op, a, kite__dtype_size(dtype)),
                                             NULL);
   if (!v)
     return kite__fail(KITE_ERR_NO_KERNEL, "%s: no generated variant for %s N=%lld (was out/ filtered?)",
                       opname, kite__dtype_name(dtype), (long long)a->N);
   return kite__launch(v, a, stream);
+}
+
+static kite_status kite_row_run(const char *opname, kite_dtype dtype, const kite_row_args *a,
+                                cudaStream_t stream)
+{
+  int noop;
+  const kite_status s = kite_row_check(kite_row_op_of(opname), dtype, a, &noop);
+  if (s != KITE_OK || noop) return s;
+  return kite_row_dispatch(opname, dtype, a, stream);
 }
 
 kite_status kite__row_run_variant(const struct kite_variant *v, const kite_row_args *a, cudaStream_t stream)
@@ -139,6 +229,19 @@ kite_status kite_rmsnorm_fwd(kite_dtype dtype, int64_t M, int64_t N, const void 
   return kite_row_run("rmsnorm", dtype, &a, stream);
 }
 
+kite_status kite_rmsnorm_fwd_residual(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                                      const void *residual, int64_t ldres, const void *w, float w_offset,
+                                      float eps, void *y, int64_t ldy, void *h, int64_t ldh, float *rstd,
+                                      cudaStream_t stream)
+{
+  const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = y, .ldy = ldy, .w = w, .eps = eps,
+                            .rstd = rstd, .w_offset = w_offset, .res = residual, .ldres = ldres, .h = h,
+                            .ldh = ldh };
+  if (residual) return kite_row_run("rmsnorm_res", dtype, &a, stream);
+  if (h) return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_fwd_residual: h is given but the residual is NULL");
+  return kite_row_run("rmsnorm", dtype, &a, stream);
+}
+
 kite_status kite_softmax_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
                              void *y, int64_t ldy, cudaStream_t stream)
 {
@@ -153,4 +256,80 @@ kite_status kite_cross_entropy_fwd(kite_dtype dtype, int64_t M, int64_t N, const
   const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .target = target,
                             .ignore_index = ignore_index, .loss = loss, .lse = lse };
   return kite_row_run("cross_entropy", dtype, &a, stream);
+}
+
+kite_status kite_softmax_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *y, int64_t ldy,
+                             const void *dy, int64_t lddy, void *dx, int64_t lddx, cudaStream_t stream)
+{
+  const kite_row_args a = { .M = M, .N = N, .x = y, .ldx = ldy, .y = dx, .ldy = lddx, .dy = dy, .lddy = lddy };
+  return kite_row_run("softmax_bwd", dtype, &a, stream);
+}
+
+kite_status kite_cross_entropy_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                                   const int64_t *target, int64_t ignore_index, const float *lse,
+                                   const float *dloss, void *dx, int64_t lddx, cudaStream_t stream)
+{
+  const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = dx, .ldy = lddx, .target = target,
+                            .ignore_index = ignore_index, .lse = (float *)lse, .dloss = dloss };
+  return kite_row_run("cross_entropy_bwd", dtype, &a, stream);
+}
+
+/* Partial rows of dw for M rows on sms SMs: at least one per SM, up to four
+   while each CTA still gets 32 rows or more (a partial row costs as much as
+   a few rows of the op), never more than M. */
+static int64_t kite_rmsnorm_parts(int64_t M, int sms)
+{
+  int64_t g = (M + 31) / 32;
+  if (g > 4 * (int64_t)sms) g = 4 * (int64_t)sms;
+  if (g < sms) g = sms;
+  return g < M ? g : M;
+}
+
+/* The partial rows for M rows (KITE_ERR_CUDA without a device). */
+static kite_status kite_rmsnorm_bwd_parts(int64_t M, int64_t *parts)
+{
+  int sms;
+  const cudaError_t e = kite__device_sms(&sms);
+  if (e != cudaSuccess)
+    return kite__fail(KITE_ERR_CUDA, "rmsnorm_bwd: SM count of the device: %s", cudaGetErrorString(e));
+  *parts = kite_rmsnorm_parts(M, sms);
+  return KITE_OK;
+}
+
+kite_status kite_rmsnorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes)
+{
+  if (!bytes) return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_bwd_workspace: bytes is NULL");
+  *bytes = 0;
+  if (M < 0 || N < 0)
+    return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_bwd_workspace: M=%lld and N=%lld must not be negative",
+                      (long long)M, (long long)N);
+  if (N > INT32_MAX)
+    return kite__fail(KITE_ERR_UNSUPPORTED, "rmsnorm_bwd_workspace: N=%lld is above 2^31-1", (long long)N);
+  if (M == 0 || N == 0) return KITE_OK;
+  int64_t parts;
+  const kite_status s = kite_rmsnorm_bwd_parts(M, &parts);
+  if (s == KITE_OK) *bytes = (size_t)parts * (size_t)((N + 3) / 4 * 4) * sizeof(float);
+  return s;
+}
+
+kite_status kite_rmsnorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                             const void *w, float w_offset, const float *rstd, const void *dy, int64_t lddy,
+                             void *dx, int64_t lddx, float *dw, void *workspace, size_t workspace_bytes,
+                             cudaStream_t stream)
+{
+  kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = dx, .ldy = lddx, .w = w, .w_offset = w_offset,
+                      .rstd = (float *)rstd, .dy = dy, .lddy = lddy, .dw = dw, .partials = workspace,
+                      .parts = 1 };
+  int noop;
+  kite_status s = kite_row_check(kite_row_op_of("rmsnorm_bwd"), dtype, &a, &noop);
+  if (s != KITE_OK || noop) return s;
+  if (dw) {
+    if ((s = kite_rmsnorm_bwd_parts(M, &a.parts)) != KITE_OK) return s;
+    const size_t need = (size_t)a.parts * (size_t)((N + 3) / 4 * 4) * sizeof(float);
+    if (workspace_bytes < need)
+      return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_bwd: the workspace has %zu bytes, M=%lld N=%lld need %zu "
+                        "(kite_rmsnorm_bwd_workspace)", workspace_bytes, (long long)M, (long long)N, need);
+    if ((s = kite_row_check(kite_row_op_of("rmsnorm_bwd"), dtype, &a, &noop)) != KITE_OK) return s;   /* overlaps */
+  }
+  return kite_row_dispatch("rmsnorm_bwd", dtype, &a, stream);
 }

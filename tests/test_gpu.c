@@ -36,8 +36,13 @@
 
 extern char **environ;
 
-enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_COUNT };
-static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy" };
+/* softmax_bwd: x holds the forward's output y (rows of probabilities), dy the
+   incoming gradient, and y receives dx; "in place" means dx == dy.
+   cross_entropy_bwd: x the logits, lse the forward's (uploaded into lse_d),
+   dloss given with aux; y receives dx, "in place" means dx == x. */
+enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_SOFTMAX_BWD, OP_CE_BWD, OP_COUNT };
+static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd",
+                                                "cross_entropy_bwd" };
 static const kite_dtype row_dtypes[3] = { KITE_BF16, KITE_F16, KITE_F32 };
 
 #define POISON 0xff   /* NaN in bf16, f16 and f32 */
@@ -77,17 +82,19 @@ typedef struct rowcase {
   cudaStream_t stream;
   int64_t M, N, ldx, ldy;   /* ldy: unused by cross_entropy */
   int64_t xoff, yoff, woff; /* elements from the allocation to the data */
+  int64_t lddy, dyoff;      /* softmax_bwd's dy */
   int aux;                  /* rstd / lse given */
   int inplace;              /* y == x, ldy == ldx */
   float eps;
   int64_t ignore;
   int es;
-  size_t xbytes, ybytes, wbytes;
-  unsigned char *xh, *wh;   /* host copies as uploaded (poison outside the rows) */
+  size_t xbytes, ybytes, wbytes, dybytes;
+  unsigned char *xh, *wh, *dyh;   /* host copies as uploaded (poison outside the rows) */
+  float *lseh, *dlossh;     /* cross_entropy_bwd's inputs as uploaded (index 0 before the data) */
   int64_t *th;              /* targets */
-  unsigned char *xd, *yd, *wd;
+  unsigned char *xd, *yd, *wd, *dyd;
   int64_t *td;
-  float *rstd_d, *loss_d, *lse_d;   /* allocations; the outputs start one float in */
+  float *rstd_d, *loss_d, *lse_d, *dloss_d;   /* allocations; the outputs start one float in */
   unsigned char aux_poison; /* byte the f32 outputs are filled with first */
 } rowcase;
 
@@ -121,7 +128,12 @@ static void rc_layout(rowcase *c, kt_rng *r, int aligned16)
     c->yoff = 2 * kt_range(r, 0, 1) + 1;
     c->woff = 2 * kt_range(r, 0, 1) + 1;
   }
-  if (c->inplace) {
+  c->lddy = c->ldx + (aligned16 ? 16 / c->es : 2);
+  c->dyoff = c->woff;
+  if (c->inplace && c->op == OP_SOFTMAX_BWD) {
+    c->ldy = c->lddy;
+    c->yoff = c->dyoff;
+  } else if (c->inplace) {
     c->ldy = c->ldx;
     c->yoff = c->xoff;
   }
@@ -143,12 +155,23 @@ static void rc_fill(rowcase *c, kt_rng *r)
   c->xh = kt_halloc(c->xbytes);
   memset(c->xh, POISON, c->xbytes);
   c->th = kt_halloc((size_t)(M + 2) * sizeof(int64_t));
+  double *num = c->op == OP_SOFTMAX_BWD ? kt_halloc((size_t)N * sizeof(double)) : NULL;
   for (int64_t i = 0; i < M; i++) {
     unsigned char *row = c->xh + (c->xoff + i * c->ldx) * c->es;
     if (c->op == OP_RMSNORM) {
       const double scale = exp(4.0 * kt_uniform(r) - 2.0);
       const int zero = M >= 3 && i == 1;   /* one all-zero row: rstd = 1/sqrt(eps) */
       for (int64_t j = 0; j < N; j++) kt_store(c->dt, row, j, zero ? 0.f : (float)(scale * kt_normal(r)));
+    } else if (c->op == OP_SOFTMAX_BWD) {
+      /* a softmax output: exp of scale-3 logits, normalised, rounded to the dtype
+         (the numerators drawn once, then divided by their sum) */
+      double sum = 0;
+      for (int64_t j = 0; j < N; j++) {
+        const double e = exp(fmin(3.0 * kt_normal(r), 30.0));
+        sum += e;
+        num[j] = e;
+      }
+      for (int64_t j = 0; j < N; j++) kt_store(c->dt, row, j, (float)(num[j] / sum));
     } else {
       /* scale 3 around a row offset, so that subtracting the max matters */
       const double shift = 120.0 * kt_uniform(r) - 60.0;
@@ -171,6 +194,17 @@ static void rc_fill(rowcase *c, kt_rng *r)
   }
   c->xd = kt_dalloc(c->xbytes);
   KT_CUDA_CHECK(cudaMemcpy(c->xd, c->xh, c->xbytes, cudaMemcpyHostToDevice));
+  if (c->op == OP_SOFTMAX_BWD) {   /* dy: unit normal, one row constant (dx = 0 there) */
+    c->dybytes = span_bytes(c->dyoff, M, c->lddy, N, c->es);
+    c->dyh = kt_halloc(c->dybytes);
+    memset(c->dyh, POISON, c->dybytes);
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++)
+        kt_store(c->dt, c->dyh + (c->dyoff + i * c->lddy) * c->es, j, M >= 2 && i == 0 ? 0.75f : (float)kt_normal(r));
+    c->dyd = kt_dalloc(c->dybytes);
+    KT_CUDA_CHECK(cudaMemcpy(c->dyd, c->dyh, c->dybytes, cudaMemcpyHostToDevice));
+    if (c->inplace) c->ybytes = c->dybytes;
+  }
   if (c->op == OP_RMSNORM) {
     c->wh = kt_halloc(c->wbytes);
     memset(c->wh, POISON, c->wbytes);
@@ -179,9 +213,10 @@ static void rc_fill(rowcase *c, kt_rng *r)
     KT_CUDA_CHECK(cudaMemcpy(c->wd, c->wh, c->wbytes, cudaMemcpyHostToDevice));
   }
   if (c->op != OP_CE) {
-    c->yd = c->inplace ? c->xd : kt_dalloc(c->ybytes);
+    c->yd = c->inplace ? (c->op == OP_SOFTMAX_BWD ? c->dyd : c->xd) : kt_dalloc(c->ybytes);
     if (!c->inplace) KT_CUDA_CHECK(cudaMemset(c->yd, POISON, c->ybytes));
-  } else {
+  }
+  if (c->op == OP_CE || c->op == OP_CE_BWD) {
     c->td = kt_dalloc((size_t)(M + 2) * sizeof(int64_t));
     KT_CUDA_CHECK(cudaMemcpy(c->td + 1, c->th, (size_t)M * sizeof(int64_t), cudaMemcpyHostToDevice));
   }
@@ -189,9 +224,27 @@ static void rc_fill(rowcase *c, kt_rng *r)
   c->rstd_d = kt_dalloc(fbytes);
   c->loss_d = kt_dalloc(fbytes);
   c->lse_d = kt_dalloc(fbytes);
+  c->dloss_d = kt_dalloc(fbytes);
   KT_CUDA_CHECK(cudaMemset(c->rstd_d, c->aux_poison, fbytes));
   KT_CUDA_CHECK(cudaMemset(c->loss_d, c->aux_poison, fbytes));
   KT_CUDA_CHECK(cudaMemset(c->lse_d, c->aux_poison, fbytes));
+  KT_CUDA_CHECK(cudaMemset(c->dloss_d, c->aux_poison, fbytes));
+  if (c->op == OP_CE_BWD) {   /* the forward's lse (f32, from the rows as stored) and a loss gradient */
+    c->lseh = kt_halloc(fbytes);
+    c->dlossh = kt_halloc(fbytes);
+    KT_CUDA_CHECK(cudaMemcpy(c->lseh, c->lse_d, fbytes, cudaMemcpyDeviceToHost));
+    KT_CUDA_CHECK(cudaMemcpy(c->dlossh, c->dloss_d, fbytes, cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < M; i++) {
+      const unsigned char *row = c->xh + (c->xoff + i * c->ldx) * c->es;
+      double m = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < N; j++) m = fmax(m, (double)kt_load(c->dt, row, j));
+      for (int64_t j = 0; j < N; j++) sum += exp((double)kt_load(c->dt, row, j) - m);
+      c->lseh[1 + i] = (float)(m + log(sum));
+      c->dlossh[1 + i] = (float)(0.5 + kt_uniform(r)) / (float)M;
+    }
+    KT_CUDA_CHECK(cudaMemcpy(c->lse_d, c->lseh, fbytes, cudaMemcpyHostToDevice));
+    KT_CUDA_CHECK(cudaMemcpy(c->dloss_d, c->dlossh, fbytes, cudaMemcpyHostToDevice));
+  }
 }
 
 static kite_row_args rc_args(const rowcase *c)
@@ -217,6 +270,16 @@ static kite_row_args rc_args(const rowcase *c)
     a.loss = c->loss_d + 1;
     a.lse = c->aux ? c->lse_d + 1 : NULL;
   }
+  if (c->op == OP_SOFTMAX_BWD) {
+    a.dy = c->dyd + c->dyoff * c->es;
+    a.lddy = c->lddy;
+  }
+  if (c->op == OP_CE_BWD) {
+    a.target = c->td + 1;
+    a.ignore_index = c->ignore;
+    a.lse = c->lse_d + 1;
+    a.dloss = c->aux ? c->dloss_d + 1 : NULL;
+  }
   return a;
 }
 
@@ -229,6 +292,11 @@ static kite_status rc_call(const rowcase *c)
     return kite_rmsnorm_fwd(c->dt, a.M, a.N, a.x, a.ldx, a.w, a.eps, a.y, a.ldy, a.rstd, c->stream);
   case OP_SOFTMAX:
     return kite_softmax_fwd(c->dt, a.M, a.N, a.x, a.ldx, a.y, a.ldy, c->stream);
+  case OP_SOFTMAX_BWD:
+    return kite_softmax_bwd(c->dt, a.M, a.N, a.x, a.ldx, a.dy, a.lddy, a.y, a.ldy, c->stream);
+  case OP_CE_BWD:
+    return kite_cross_entropy_bwd(c->dt, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.lse, a.dloss, a.y,
+                                  a.ldy, c->stream);
   default:
     return kite_cross_entropy_fwd(c->dt, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, a.lse,
                                   c->stream);
@@ -318,10 +386,39 @@ static void rc_check(const rowcase *c, const outputs *o, stats *st)
   const int64_t M = c->M, N = c->N;
   const kite_dtype dt = c->dt;
   double *ref = kt_halloc((size_t)N * sizeof(double));
-  if (!c->inplace) ck_assert_msg(memcmp(o->x, c->xh, c->xbytes) == 0, "%s: x was modified", where);
+  double *extra = kt_halloc((size_t)N * sizeof(double));   /* per element: f32 arithmetic's share */
+  for (int64_t j = 0; j < N; j++) extra[j] = 0;
+  if (!c->inplace || c->op == OP_SOFTMAX_BWD)
+    ck_assert_msg(memcmp(o->x, c->xh, c->xbytes) == 0, "%s: x was modified", where);
+  double floor = 0.0;   /* outputs far below the row's scale are judged against it */
   for (int64_t i = 0; i < M; i++) {
     const unsigned char *xr = c->xh + (c->xoff + i * c->ldx) * c->es;
-    if (c->op == OP_RMSNORM) {
+    if (c->op == OP_SOFTMAX_BWD) {
+      /* dx_j = y_j (dy_j - dot): in f32 the dot is off by up to ~1e-5 of sum |y dy| and
+         dy_j - dot by a rounding of its terms; both scale with y_j (dy_j - dot may cancel) */
+      const unsigned char *gr = c->dyh + (c->dyoff + i * c->lddy) * c->es;
+      double dot = 0, mag = 0;
+      for (int64_t j = 0; j < N; j++) {
+        const double p = (double)kt_load(dt, xr, j) * kt_load(dt, gr, j);
+        dot += p;
+        mag += fabs(p);
+      }
+      for (int64_t j = 0; j < N; j++) {
+        const double yj = kt_load(dt, xr, j), gj = kt_load(dt, gr, j);
+        ref[j] = yj * (gj - dot);
+        extra[j] = fabs(yj) * (1e-5 * mag + 1e-6 * (fabs(gj) + fabs(dot)));
+      }
+    } else if (c->op == OP_CE_BWD) {
+      /* dx_j = (exp(x_j - lse) - [j == t]) g from the uploaded f32 lse; exp2.approx and the
+         exponent's f32 rounding (|x| up to ~100) give about 1e-5 of each probability */
+      const double lse = c->lseh[1 + i], g = c->aux ? c->dlossh[1 + i] : 1.0;
+      const int64_t t = c->th[i];
+      for (int64_t j = 0; j < N; j++) {
+        const double p = exp((double)kt_load(dt, xr, j) - lse);
+        ref[j] = t == c->ignore ? 0.0 : (p - (j == t ? 1.0 : 0.0)) * g;
+        extra[j] = t == c->ignore ? 0.0 : fabs(g) * (2e-5 * p + 1e-7);
+      }
+    } else if (c->op == OP_RMSNORM) {
       double ss = 0;
       for (int64_t j = 0; j < N; j++) {
         const double v = kt_load(dt, xr, j);
@@ -358,11 +455,11 @@ static void rc_check(const rowcase *c, const outputs *o, stats *st)
     double rowmax = 0;
     for (int64_t j = 0; j < N; j++) rowmax = fmax(rowmax, fabs(ref[j]));
     /* softmax outputs far below the row's largest are judged against it */
-    const double floor = c->op == OP_SOFTMAX ? 1e-4 * rowmax : 0.0;
+    if (c->op == OP_SOFTMAX) floor = 1e-4 * rowmax;
     const unsigned char *yr = o->y + (c->yoff + i * c->ldy) * c->es;
     for (int64_t j = 0; j < N; j++) {
       const double got = kt_load(dt, yr, j), want = ref[j];
-      const double tol = y_rtol(dt) * (fabs(want) + floor) + y_atol(dt);
+      const double tol = y_rtol(dt) * (fabs(want) + floor) + y_atol(dt) + extra[j];
       if (isnan(got) || !(fabs(got - want) <= tol))
         ck_abort_msg("%s: y[%lld][%lld] = %.9g, want %.9g (tolerance %.3g)%s", where, (long long)i, (long long)j,
                      got, want, tol, isnan(got) ? " - not written" : "");
@@ -384,13 +481,27 @@ static void rc_check(const rowcase *c, const outputs *o, stats *st)
   const unsigned char *rstd = (const unsigned char *)o->rstd, *loss = (const unsigned char *)o->loss,
                       *lse = (const unsigned char *)o->lse;
   const int wrote_rstd = c->op == OP_RMSNORM && c->aux, wrote_lse = c->op == OP_CE && c->aux;
+  const int lse_in = c->op == OP_CE_BWD;   /* lse and dloss are its inputs: unchanged */
   expect_poison(rstd, 0, wrote_rstd ? 4 : fb, c->aux_poison, "rstd", where);
   if (wrote_rstd) expect_poison(rstd, (size_t)(M + 1) * 4, fb, c->aux_poison, "rstd after M", where);
   const int wrote_loss = c->op == OP_CE;
   expect_poison(loss, 0, wrote_loss ? 4 : fb, c->aux_poison, "loss", where);
   if (wrote_loss) expect_poison(loss, (size_t)(M + 1) * 4, fb, c->aux_poison, "loss after M", where);
-  expect_poison(lse, 0, wrote_lse ? 4 : fb, c->aux_poison, "lse", where);
-  if (wrote_lse) expect_poison(lse, (size_t)(M + 1) * 4, fb, c->aux_poison, "lse after M", where);
+  if (lse_in) {
+    ck_assert_msg(memcmp(o->lse, c->lseh, fb) == 0, "%s: lse (an input) was modified", where);
+    float *dl = kt_halloc(fb);
+    KT_CUDA_CHECK(cudaMemcpy(dl, c->dloss_d, fb, cudaMemcpyDeviceToHost));
+    ck_assert_msg(memcmp(dl, c->dlossh, fb) == 0, "%s: dloss (an input) was modified", where);
+  } else {
+    expect_poison(lse, 0, wrote_lse ? 4 : fb, c->aux_poison, "lse", where);
+    if (wrote_lse) expect_poison(lse, (size_t)(M + 1) * 4, fb, c->aux_poison, "lse after M", where);
+  }
+  /* dy is read only (unless dx is dy) */
+  if (c->op == OP_SOFTMAX_BWD && !c->inplace) {
+    unsigned char *g = kt_halloc(c->dybytes);
+    KT_CUDA_CHECK(cudaMemcpy(g, c->dyd, c->dybytes, cudaMemcpyDeviceToHost));
+    ck_assert_msg(memcmp(g, c->dyh, c->dybytes) == 0, "%s: dy was modified", where);
+  }
   /* w is read only */
   if (c->op == OP_RMSNORM) {
     unsigned char *w = kt_halloc(c->wbytes);
@@ -493,7 +604,17 @@ START_TEST(variant_matches_reference)
       KT_CUDA_CHECK(cudaMemset(one.xd, POISON, c.xbytes));
       KT_CUDA_CHECK(cudaMemcpy(one.xd + c.xoff * c.es, c.xd + (c.xoff + (c.M - 1) * c.ldx) * c.es,
                                (size_t)(c.N * c.es), cudaMemcpyDeviceToDevice));
-      if (c.op == OP_CE) one.td = c.td + (c.M - 1);
+      if (c.op == OP_CE || c.op == OP_CE_BWD) one.td = c.td + (c.M - 1);
+      if (c.op == OP_CE_BWD) {   /* the last row's lse and dloss first */
+        one.lse_d = c.lse_d + (c.M - 1);
+        one.dloss_d = c.dloss_d + (c.M - 1);
+      }
+      if (c.op == OP_SOFTMAX_BWD) {   /* and dy's last row first */
+        one.dyd = kt_dalloc(c.dybytes);
+        KT_CUDA_CHECK(cudaMemset(one.dyd, POISON, c.dybytes));
+        KT_CUDA_CHECK(cudaMemcpy(one.dyd + c.dyoff * c.es, c.dyd + (c.dyoff + (c.M - 1) * c.lddy) * c.es,
+                                 (size_t)(c.N * c.es), cudaMemcpyDeviceToDevice));
+      }
       rc_run(&one);
       outputs o1;
       rc_download(&one, &o1);
@@ -647,7 +768,7 @@ START_TEST(cross_entropy_targets)
     KT_KITE_OK(kite_variant_get(i, &info));
     if (op_of(info.op) != OP_CE) continue;
     kt_rng r = kt_rng_for("targets", i);
-    const int64_t N = info.n_max < 300 ? info.n_max : 300;
+    const int64_t N = info.n_max < 300 ? info.n_max : info.n_min > 300 ? info.n_min : 300;   /* in its range */
     rowcase c = rc_new(OP_CE, info.dtype, info.name, 40, N);
     c.ignore = N > 3 ? 3 : 0;
     c.aux = 1;
@@ -729,6 +850,11 @@ START_TEST(invalid_calls_touch_nothing)
           switch (op) {
           case OP_RMSNORM: s = kite_rmsnorm_fwd(cdt, a.M, a.N, a.x, a.ldx, a.w, a.eps, a.y, a.ldy, a.rstd, 0); break;
           case OP_SOFTMAX: s = kite_softmax_fwd(cdt, a.M, a.N, a.x, a.ldx, a.y, a.ldy, 0); break;
+          case OP_SOFTMAX_BWD: s = kite_softmax_bwd(cdt, a.M, a.N, a.x, a.ldx, a.dy, a.lddy, a.y, a.ldy, 0); break;
+          case OP_CE_BWD:
+            s = kite_cross_entropy_bwd(cdt, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.lse, a.dloss, a.y,
+                                       a.ldy, 0);
+            break;
           default: s = kite_cross_entropy_fwd(cdt, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, a.lse, 0);
           }
         }
@@ -744,10 +870,16 @@ START_TEST(invalid_calls_touch_nothing)
       snprintf(where, sizeof where, "%s %s after invalid calls", op_names[op], kt_dtype_name(dt));
       ck_assert_msg(memcmp(o.x, c.xh, c.xbytes) == 0, "%s: x changed", where);
       if (o.y) expect_poison(o.y, 0, c.ybytes, POISON, "y", where);
+      if (c.dyd) {
+        unsigned char *g = kt_halloc(c.dybytes);
+        KT_CUDA_CHECK(cudaMemcpy(g, c.dyd, c.dybytes, cudaMemcpyDeviceToHost));
+        ck_assert_msg(memcmp(g, c.dyh, c.dybytes) == 0, "%s: dy changed", where);
+      }
       const size_t fb = (size_t)(c.M + GUARD) * sizeof(float);
       expect_poison((unsigned char *)o.rstd, 0, fb, POISON, "rstd", where);
       expect_poison((unsigned char *)o.loss, 0, fb, POISON, "loss", where);
-      expect_poison((unsigned char *)o.lse, 0, fb, POISON, "lse", where);
+      if (op == OP_CE_BWD) ck_assert_msg(memcmp(o.lse, c.lseh, fb) == 0, "%s: lse changed", where);
+      else expect_poison((unsigned char *)o.lse, 0, fb, POISON, "lse", where);
       kt_free_all();
     }
   KT_CUDA_CHECK(cudaGetLastError());
@@ -781,8 +913,11 @@ static void huge_check_y(const rowcase *c, const unsigned char *row_d, int64_t f
   unsigned char *h = kt_halloc(bytes);
   KT_CUDA_CHECK(cudaMemcpy(h, row_d + from * c->es, bytes, cudaMemcpyDeviceToHost));
   const double tol = y_rtol(c->dt) * fabs(want) + y_atol(c->dt);
+  unsigned char rounded[4];   /* want as the dtype holds it: past f16's range, an infinity */
+  const double held = kt_store(c->dt, rounded, 0, (float)want);
   for (int64_t j = 0; j < to - from; j++) {
     const double got = kt_load(c->dt, h, j);
+    if (isinf(held) && got == held) continue;
     if (isnan(got) || !(fabs(got - want) <= tol))
       ck_abort_msg("%s: y[%lld] = %.9g, want %.9g", where, (long long)(from + j), got, want);
   }
@@ -813,9 +948,10 @@ START_TEST(longest_row_here)
   char where[160];
   snprintf(where, sizeof where, "%s M=1 N=%lld", info.name, (long long)N);
 
-  /* x: 1.0 (rmsnorm) or 0.0 (softmax, cross-entropy: exp(x - max) is exactly 1) */
+  /* x: 1.0 (rmsnorm; softmax_bwd's y, with dy 1.0: dx = 1 - N, the sum exact in f32 for
+     N = 2^30) or 0.0 (softmax, cross-entropy: exp(x - max) is exactly 1) */
   unsigned char one[4];
-  kt_store(c.dt, one, 0, op == OP_RMSNORM ? 1.f : 0.f);
+  kt_store(c.dt, one, 0, op == OP_RMSNORM || op == OP_SOFTMAX_BWD ? 1.f : 0.f);
   c.xd = kt_dalloc(bytes);
   dev_fill(c.xd, bytes, one, (size_t)es);
   KT_CUDA_CHECK(cudaMemset(c.xd, POISON, (size_t)(off * es)));
@@ -826,10 +962,18 @@ START_TEST(longest_row_here)
     dev_fill(c.wd, bytes, one, (size_t)es);
     KT_CUDA_CHECK(cudaMemset(c.wd + (off + N) * es, POISON, (size_t)(GUARD * es)));
   }
+  if (op == OP_SOFTMAX_BWD) {
+    c.dyd = kt_dalloc(bytes);
+    c.dyoff = off;
+    c.lddy = c.ldx;
+    dev_fill(c.dyd, bytes, one, (size_t)es);
+    KT_CUDA_CHECK(cudaMemset(c.dyd + (off + N) * es, POISON, (size_t)(GUARD * es)));
+  }
   if (op != OP_CE) {
     c.yd = kt_dalloc(bytes);
     KT_CUDA_CHECK(cudaMemset(c.yd, POISON, bytes));
-  } else {
+  }
+  if (op == OP_CE || op == OP_CE_BWD) {
     c.th = kt_halloc(3 * sizeof(int64_t));
     c.th[0] = N - 1;   /* the last element */
     c.td = kt_dalloc(3 * sizeof(int64_t));
@@ -842,6 +986,11 @@ START_TEST(longest_row_here)
   KT_CUDA_CHECK(cudaMemset(c.rstd_d, POISON, fb));
   KT_CUDA_CHECK(cudaMemset(c.loss_d, POISON, fb));
   KT_CUDA_CHECK(cudaMemset(c.lse_d, POISON, fb));
+  if (op == OP_CE_BWD) {   /* the forward's lse of a row of zeros, log N; no dloss (1) */
+    const float lse = logf((float)N);
+    KT_CUDA_CHECK(cudaMemcpy(c.lse_d + 1, &lse, 4, cudaMemcpyHostToDevice));
+    c.aux = 0;
+  }
   KT_CUDA_CHECK(cudaDeviceSynchronize());
 
   rc_run(&c);
@@ -855,6 +1004,10 @@ START_TEST(longest_row_here)
     want_y = (double)kt_store(c.dt, one, 0, (float)rs);
   } else if (op == OP_SOFTMAX) {
     want_y = 1.0 / (double)N;
+  } else if (op == OP_SOFTMAX_BWD) {
+    want_y = 1.0 - (double)N;
+  } else if (op == OP_CE_BWD) {
+    want_y = 1.0 / (double)N;   /* but at the target, the last element: 1/N - 1 */
   } else {
     const double lse = log((double)N), tol = ce_tol(c.dt) * (1 + lse);
     KT_CUDA_CHECK(cudaMemcpy(&f[0], c.loss_d + 1, 4, cudaMemcpyDeviceToHost));
@@ -864,13 +1017,14 @@ START_TEST(longest_row_here)
   }
   if (op != OP_CE) {
     const unsigned char *row = c.yd + off * es;
-    const int64_t w = (int64_t)1 << 20;
-    huge_check_y(&c, row, 0, w, want_y, where);
-    huge_check_y(&c, row, N - w, N, want_y, where);
+    const int64_t w = (int64_t)1 << 20, end = op == OP_CE_BWD ? N - 1 : N;   /* cross_entropy_bwd: */
+    huge_check_y(&c, row, 0, w, want_y, where);                               /* the target apart */
+    huge_check_y(&c, row, N - w, end, want_y, where);
+    if (end < N) huge_check_y(&c, row, end, N, want_y - 1.0, where);
     kt_rng r = kt_rng_for("longest", vi);
     for (int k = 0; k < 8; k++) {
       const int64_t at = kt_range(&r, 0, N - 4096);
-      huge_check_y(&c, row, at, at + 4096, want_y, where);
+      huge_check_y(&c, row, at, at + 4096 < end ? at + 4096 : end, want_y, where);
     }
     unsigned char guard[GUARD * 4], before[64];
     KT_CUDA_CHECK(cudaMemcpy(guard, row + N * es, (size_t)(GUARD * es), cudaMemcpyDeviceToHost));
@@ -1037,7 +1191,7 @@ END_TEST
 
 
 /* Whether variant i gets a case here: every variant but the gemm ones, which
-   test_gemm runs (an op this file has no reference for fails loudly rather
+   test_gemm runs, and rmsnorm_bwd's and rmsnorm_res's, which test_norm runs (an op this file has no reference for fails loudly rather
    than going untested); `huge`: only those past 262144 elements.
    KITE_TEST_ONLY=<glob> keeps the variants it names and drops the cases that
    are not a variant's, so that a device run can split the suite over
@@ -1046,7 +1200,9 @@ static int chosen(int32_t i, int huge)
 {
   kite_variant_info info;
   if (kite_variant_get(i, &info) != KITE_OK) return !huge;
-  if (strcmp(info.op, "gemm") == 0 || (huge && (info.n_max <= 262144 || op_of(info.op) < 0))) return 0;
+  /* test_gemm and test_norm run these */
+  if (strcmp(info.op, "gemm") == 0 || strncmp(info.op, "rmsnorm_", 8) == 0) return 0;
+  if (huge && (info.n_max <= 262144 || op_of(info.op) < 0)) return 0;
   const char *only = getenv("KITE_TEST_ONLY");
   return !only || fnmatch(only, info.name, 0) == 0;
 }

@@ -29,9 +29,12 @@
 #define FTGT FAKE(0x50000000)
 #define FLOSS FAKE(0x60000000)
 #define FLSE FAKE(0x70000000)
+#define FDY FAKE(0x80000000)
+#define FDLOSS FAKE(0x90000000)
 
-enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_COUNT };
-static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy" };
+enum { OP_RMSNORM, OP_SOFTMAX, OP_CE, OP_SOFTMAX_BWD, OP_CE_BWD, OP_COUNT };
+static const char *const op_names[OP_COUNT] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd",
+                                                "cross_entropy_bwd" };
 static const kite_dtype row_dtypes[3] = { KITE_BF16, KITE_F16, KITE_F32 };
 
 /* The longest row the row ops take (README: any N from 1 to 2^30); longer
@@ -64,6 +67,16 @@ static kite_row_args valid_args(int op)
     a.loss = FLOSS;
     a.lse = FLSE;
   }
+  if (op == OP_SOFTMAX_BWD) {   /* x: the forward's y; y: dx */
+    a.dy = FDY;
+    a.lddy = 1024;
+  }
+  if (op == OP_CE_BWD) {   /* y: dx */
+    a.target = FTGT;
+    a.ignore_index = -100;
+    a.lse = FLSE;
+    a.dloss = FDLOSS;
+  }
   return a;
 }
 
@@ -75,6 +88,11 @@ static kite_status call_entry(int op, kite_dtype dt, const kite_row_args *a)
     return kite_rmsnorm_fwd(dt, a->M, a->N, a->x, a->ldx, a->w, a->eps, a->y, a->ldy, a->rstd, 0);
   case OP_SOFTMAX:
     return kite_softmax_fwd(dt, a->M, a->N, a->x, a->ldx, a->y, a->ldy, 0);
+  case OP_SOFTMAX_BWD:
+    return kite_softmax_bwd(dt, a->M, a->N, a->x, a->ldx, a->dy, a->lddy, a->y, a->ldy, 0);
+  case OP_CE_BWD:
+    return kite_cross_entropy_bwd(dt, a->M, a->N, a->x, a->ldx, a->target, a->ignore_index, a->lse, a->dloss,
+                                  a->y, a->ldy, 0);
   default:
     return kite_cross_entropy_fwd(dt, a->M, a->N, a->x, a->ldx, a->target, a->ignore_index, a->loss,
                                   a->lse, 0);
@@ -178,7 +196,8 @@ END_TEST
 
 /* ---- row-op validation --------------------------------------------------------------- */
 
-enum { ANY = 7, RMS = 1 << OP_RMSNORM, SMX = 1 << OP_SOFTMAX, CE = 1 << OP_CE, YOPS = RMS | SMX };
+enum { ANY = 31, RMS = 1 << OP_RMSNORM, SMX = 1 << OP_SOFTMAX, CE = 1 << OP_CE, BWD = 1 << OP_SOFTMAX_BWD,
+       CEB = 1 << OP_CE_BWD, YOPS = RMS | SMX | BWD | CEB };
 
 /* Mutation k of a valid problem: returns its description and sets *want, or
    NULL when k does not apply to this op/dtype/path; NULL with *done set past
@@ -247,6 +266,18 @@ static const char *mutate(int k, int op, kite_dtype *dt, kite_row_args *a, kite_
   CASE(41, ANY, "ldx = INT64_MAX with 2 rows", a->M = 2; a->ldx = INT64_MAX)
   CASE(42, YOPS, "M * ldy overflows", a->ldy = INT64_MAX / 2)
   CASE(43, ANY, "M = INT64_MAX", a->M = INT64_MAX)
+  CASE(44, BWD, "dy NULL", a->dy = NULL)
+  CASE(45, BWD, "lddy = N - 1", a->lddy = a->N - 1)
+  CASE(46, BWD, "dy one byte past its element alignment", a->dy = cpy(a->dy, 1))
+  CASE(47, es == 4 ? BWD : 0, "f32 dy 2 bytes off", a->dy = cpy(a->dy, 2))
+  CASE(48, BWD, "dx one element into dy", a->y = cpy(a->dy, es); a->ldy = a->lddy)
+  CASE(49, BWD, "dx == dy but lddx != lddy", a->y = cpy(a->dy, 0); a->ldy = a->lddy + 16)
+  CASE(50, BWD, "M * lddy overflows", a->lddy = INT64_MAX / 2)
+  CASE(51, CEB, "target NULL", a->target = NULL)
+  CASE(52, CEB, "lse NULL", a->lse = NULL)
+  CASE(53, CEB, "lse 2 bytes off", a->lse = (float *)cpy(a->lse, 2))
+  CASE(54, CEB, "dloss 2 bytes off", a->dloss = (const float *)cpy(a->dloss, 2))
+  CASE(55, CEB, "target 4 bytes off", a->target = (const int64_t *)cpy(a->target, 4))
   default:
     *done = 1;
     return NULL;
@@ -303,7 +334,10 @@ START_TEST(row_op_valid_arguments_reach_the_device_check)
     const char *desc = "baseline";
     switch (k) {
     case 1: if (op == OP_RMSNORM) { a.rstd = NULL; desc = "rstd NULL"; } break;
-    case 2: if (op == OP_CE) { a.lse = NULL; desc = "lse NULL"; } break;
+    case 2:
+      if (op == OP_CE) { a.lse = NULL; desc = "lse NULL"; }
+      if (op == OP_CE_BWD) { a.dloss = NULL; desc = "dloss NULL"; }
+      break;
     case 3: if (op != OP_CE) { a.y = cpy(a.x, 0); a.ldy = a.ldx; desc = "y == x, ldy == ldx"; } break;
     case 4: /* y right after x's last element */
       if (op != OP_CE) { a.y = cpy(a.x, ((a.M - 1) * a.ldx + a.N) * es); desc = "y just after x"; }
@@ -314,6 +348,7 @@ START_TEST(row_op_valid_arguments_reach_the_device_check)
     case 6: /* the longest row; y placed after x's 2^30 elements */
       a.M = 1; a.N = ROW_N_MAX; a.ldx = a.N;
       if (a.y) { a.ldy = a.N; a.y = cpy(a.x, a.N * es); }
+      if (a.dy) { a.lddy = a.N; a.dy = cpy(a.y, a.N * es); }
       desc = "N = 2^30";
       break;
     case 7: a.ldx = a.N; a.ldy = a.y ? a.N + 1 : 0; desc = "ldx == N, odd ldy"; break;
@@ -331,6 +366,7 @@ START_TEST(row_op_valid_arguments_reach_the_device_check)
     a.M = 1;
     a.N = a.ldx = longer[k];
     if (a.y) { a.ldy = a.N; a.y = cpy(a.x, a.N * es); }
+    if (a.dy) { a.lddy = a.N; a.dy = cpy(a.y, a.N * es); }
     KT_KITE_EXPECT(call_entry(op, dt, &a), KITE_ERR_NO_KERNEL);
     KT_KITE_EXPECT(kite_run_variant(v->name, &a, 0), KITE_ERR_UNSUPPORTED);
   }
@@ -650,8 +686,9 @@ START_TEST(dispatch_facts_of_the_committed_space)
          stream with 16-byte accesses (rmsnorm's: resident over a cluster's
          CTAs up to 256 K 16-bit elements) */
       ck_assert_msg(has_tag(heuristic(o, dt, 1)->name, "reg_t32"), "%s %s N=1", o, kt_dtype_name(dt));
-      ck_assert_msg(has_tag(heuristic(o, dt, 512)->name, "reg_t32"), "%s %s N=512: %s", o, kt_dtype_name(dt),
-                    heuristic(o, dt, 512)->name);
+      const int64_t warp_n = op == OP_SOFTMAX_BWD ? 256 : 512;   /* two rows held: 2 accesses a thread */
+      ck_assert_msg(has_tag(heuristic(o, dt, warp_n)->name, "reg_t32"), "%s %s N=%lld: %s", o, kt_dtype_name(dt),
+                    (long long)warp_n, heuristic(o, dt, warp_n)->name);
       const struct kite_variant *big = heuristic(o, dt, 100000);
       const int cluster = op == OP_RMSNORM;   /* rmsnorm's cluster rows rank before streaming */
       ck_assert_msg(cluster ? has_tag(big->name, "reg") && strstr(big->name, "_x") != NULL
@@ -770,6 +807,7 @@ START_TEST(run_variant_range_and_alignment)
     if (a.N < v->n_min) a.N = v->n_min;
     a.ldx = a.ldy = (a.N + 15) / 16 * 16;
     if (!a.y) a.ldy = 0;
+    if (a.dy) a.lddy = a.ldx;
     snprintf(what, sizeof what, "%s N=%lld", v->name, (long long)a.N);
     expect_valid_no_gpu(kite_run_variant(v->name, &a, 0), what);
     if (v->n_max < INT32_MAX) {
@@ -779,6 +817,10 @@ START_TEST(run_variant_range_and_alignment)
       b.ldx = b.ldy = (b.N + 15) / 16 * 16;
       if (b.y) b.y = cpy(b.x, b.ldx * es);   /* clear of x however long the row */
       else b.ldy = 0;
+      if (b.dy) {
+        b.lddy = b.ldx;
+        b.dy = cpy(b.y, b.ldy * es);
+      }
       KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
       b.x = NULL;  /* invalid and out of range: the invalid argument is reported */
       KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_INVALID_ARG);
@@ -810,6 +852,14 @@ START_TEST(run_variant_range_and_alignment)
         KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
         b = a;
         b.ldy = a.ldy + 1;
+        KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+      }
+      if (op == OP_SOFTMAX_BWD) {
+        b = a;
+        b.dy = cpy(a.dy, es);
+        KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
+        b = a;
+        b.lddy = a.lddy + 1;
         KT_KITE_EXPECT(kite_run_variant(v->name, &b, 0), KITE_ERR_UNSUPPORTED);
       }
       /* the same layout is fine for the element-wise variant */
@@ -1729,6 +1779,168 @@ START_TEST(rule_lookup_cost)
 }
 END_TEST
 
+/* ---- rmsnorm_bwd (test_norm runs it on a GPU) --------------------------------------- */
+
+#define FDW FAKE(0xa0000000)
+#define FWS FAKE(0xb0000000)
+
+/* A valid rmsnorm_bwd problem (4 rows of 1000, strides 1024, dw asked for). */
+struct nbwd { kite_dtype dt; kite_row_args a; void *ws; size_t ws_bytes; };
+
+static struct nbwd nbwd_valid(kite_dtype dt)
+{
+  struct nbwd p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt;
+  p.a.M = 4, p.a.N = 1000, p.a.x = FX, p.a.ldx = 1024, p.a.y = FY, p.a.ldy = 1024;
+  p.a.w = FW, p.a.rstd = FRSTD, p.a.dy = FDY, p.a.lddy = 1024, p.a.dw = FDW;
+  p.a.partials = FWS, p.a.parts = 4;
+  p.ws = FWS, p.ws_bytes = (size_t)1 << 30;
+  return p;
+}
+
+static kite_status nbwd_entry(const struct nbwd *p)
+{
+  const kite_row_args *a = &p->a;
+  return kite_rmsnorm_bwd(p->dt, a->M, a->N, a->x, a->ldx, a->w, a->w_offset, a->rstd, a->dy, a->lddy, a->y,
+                          a->ldy, a->dw, p->ws, p->ws_bytes, 0);
+}
+
+/* Every invalid argument gives its error through the entry point (and, where
+   kite_row_args can say it, kite_run_variant), launches nothing, says why;
+   the valid call stops at the device. */
+START_TEST(rmsnorm_bwd_arguments)
+{
+  const kite_dtype dt = row_dtypes[_i];
+  const int es = kt_dtype_size(dt);
+  const struct kite_variant *v = any_layout_variant("rmsnorm_bwd", dt);
+  const uint64_t before = kite__launch_count();
+  for (int k = 0;; k++) {
+    struct nbwd p = nbwd_valid(dt);
+    kite_row_args *a = &p.a;
+    kite_status want = KITE_ERR_INVALID_ARG;
+    int entry_only = 0;
+    const char *desc;
+    switch (k) {
+    case 0: desc = "x NULL"; a->x = NULL; break;
+    case 1: desc = "w NULL"; a->w = NULL; break;
+    case 2: desc = "rstd NULL"; a->rstd = NULL; break;
+    case 3: desc = "dy NULL"; a->dy = NULL; break;
+    case 4: desc = "dx NULL"; a->y = NULL; break;
+    case 5: desc = "workspace NULL"; p.ws = a->partials = NULL; break;
+    case 6: desc = "workspace 8 bytes off 16"; p.ws = a->partials = (float *)cpy(FWS, 8); break;
+    case 7: desc = "dw 2 bytes off"; a->dw = (float *)cpy(FDW, 2); break;
+    case 8: desc = "rstd 2 bytes off"; a->rstd = (float *)cpy(FRSTD, 2); break;
+    case 9: desc = "w one byte off"; a->w = cpy(FW, 1); break;
+    case 10: desc = "dy one byte off"; a->dy = cpy(FDY, 1); break;
+    case 11: desc = "lddy = N - 1"; a->lddy = a->N - 1; break;
+    case 12: desc = "ldx = N - 1"; a->ldx = a->N - 1; break;
+    case 13: desc = "dx one element into dy"; a->y = cpy(FDY, es); break;
+    case 14: desc = "dx == x with another stride"; a->y = FX; a->ldy = 1040; break;
+    case 15: desc = "dw inside the workspace"; a->dw = (float *)cpy(FWS, 64); break;
+    case 16: desc = "dw inside dx"; a->dw = (float *)cpy(FY, 64); break;
+    case 17: desc = "w_offset NaN"; a->w_offset = NAN; break;
+    case 18: desc = "w_offset inf"; a->w_offset = INFINITY; break;
+    case 19: desc = "M = -1"; a->M = -1; break;
+    case 20: desc = "N = 2^31"; a->N = a->ldx = a->ldy = a->lddy = (int64_t)INT32_MAX + 1;
+      want = KITE_ERR_UNSUPPORTED; break;
+    case 21: desc = "dtype KITE_E4M3"; p.dt = KITE_E4M3; want = KITE_ERR_UNSUPPORTED; entry_only = 1; break;
+    case 22: desc = "parts = 0"; a->parts = 0; p.ws = NULL; break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    for (int path = 0; path < 2 - entry_only; path++) {
+      kite__fail(KITE_OK, "%s", "");
+      const kite_status s = path == 0 ? nbwd_entry(&p) : kite_run_variant(v->name, a, 0);
+      ck_assert_msg(s == want, "rmsnorm_bwd %s, %s via %s: got %s (%s), want %s", kt_dtype_name(dt), desc,
+                    path ? v->name : "entry", kite_status_str(s), kite_last_error(), kite_status_str(want));
+      ck_assert_msg(kite_last_error()[0] != '\0', "%s: no text", desc);
+    }
+  }
+  struct nbwd p = nbwd_valid(dt);
+  expect_valid_no_gpu(nbwd_entry(&p), "rmsnorm_bwd, a valid call");
+  expect_valid_no_gpu(kite_run_variant(v->name, &p.a, 0), "rmsnorm_bwd, a valid call via a variant");
+  p.a.dw = NULL, p.ws = NULL, p.ws_bytes = 0;   /* dx alone needs no workspace */
+  expect_valid_no_gpu(nbwd_entry(&p), "rmsnorm_bwd without dw");
+  p.a.y = (void *)p.a.dy, p.a.ldy = p.a.lddy;           /* in place over dy */
+  expect_valid_no_gpu(nbwd_entry(&p), "rmsnorm_bwd in place");
+  p = nbwd_valid(dt);
+  p.a.M = 0;
+  KT_KITE_OK(nbwd_entry(&p));
+  size_t bytes = 1;
+  KT_KITE_EXPECT(kite_rmsnorm_bwd_workspace(-1, 10, &bytes), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_rmsnorm_bwd_workspace(10, 10, NULL), KITE_ERR_INVALID_ARG);
+  KT_KITE_OK(kite_rmsnorm_bwd_workspace(10, 0, &bytes));
+  ck_assert_msg(bytes == 0, "an empty problem's workspace: %zu bytes", bytes);
+  ck_assert_msg(kite_rmsnorm_bwd_workspace(10, 10, &bytes) == KITE_ERR_CUDA, "the workspace without a GPU");
+  ck_assert_msg(kite__launch_count() == before, "rmsnorm_bwd launched without a GPU");
+}
+END_TEST
+
+/* kite_rmsnorm_fwd_residual's own checks (with fake pointers: the valid
+   calls stop at the device). */
+START_TEST(rmsnorm_residual_arguments)
+{
+  const kite_dtype dt = row_dtypes[_i];
+  const int es = kt_dtype_size(dt);
+  const uint64_t before = kite__launch_count();
+  for (int k = 0;; k++) {
+    const void *x = FX, *res = FDY, *w = FW;
+    void *y = FY, *h = FDW;
+    int64_t ldres = 1024, ldh = 1024, ldy = 1024;
+    float off = 1.f;
+    kite_status want = KITE_ERR_INVALID_ARG;
+    const char *desc;
+    switch (k) {
+    case 0: desc = "h without a residual"; res = NULL; break;
+    case 1: desc = "ldres = N - 1"; ldres = 999; break;
+    case 2: desc = "ldh = N - 1"; ldh = 999; break;
+    case 3: desc = "residual one byte off"; res = cpy(FDY, 1); break;
+    case 4: desc = "h one byte off"; h = cpy(FDW, 1); break;
+    case 5: desc = "h one element into x"; h = cpy(FX, es); break;
+    case 6: desc = "y on the residual"; y = (void *)res; break;
+    case 7: desc = "y == h"; y = h; break;
+    case 8: desc = "w_offset inf"; off = INFINITY; break;
+    case 9: desc = "h == residual with another stride"; h = (void *)res; ldh = 1040; break;
+    case 10: desc = "dtype KITE_E4M3"; want = KITE_ERR_UNSUPPORTED; break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    kite__fail(KITE_OK, "%s", "");
+    const kite_status s = kite_rmsnorm_fwd_residual(k == 10 ? KITE_E4M3 : dt, 4, 1000, x, 1024, res, ldres, w, off,
+                                                    1e-5f, y, ldy, h, ldh, FRSTD, 0);
+    ck_assert_msg(s == want, "rmsnorm_fwd_residual %s, %s: got %s (%s), want %s", kt_dtype_name(dt), desc,
+                  kite_status_str(s), kite_last_error(), kite_status_str(want));
+  }
+  expect_valid_no_gpu(kite_rmsnorm_fwd_residual(dt, 4, 1000, FX, 1024, FDY, 1024, FW, 1.f, 1e-5f, FY, 1024, FDW,
+                                                1024, FRSTD, 0), "rmsnorm_fwd_residual, h apart");
+  expect_valid_no_gpu(kite_rmsnorm_fwd_residual(dt, 4, 1000, FX, 1024, FDY, 1024, FW, 0.f, 1e-5f, FX, 1024, FDY,
+                                                1024, NULL, 0), "rmsnorm_fwd_residual, y == x, h == residual");
+  expect_valid_no_gpu(kite_rmsnorm_fwd_residual(dt, 4, 1000, FX, 1024, NULL, 0, FW, 1.f, 1e-5f, FY, 1024, NULL, 0,
+                                                NULL, 0), "rmsnorm_fwd_residual without a residual");
+  KT_KITE_OK(kite_rmsnorm_fwd_residual(dt, 0, 1000, NULL, 0, NULL, 0, NULL, 0.f, 0.f, NULL, 0, NULL, 0, NULL, 0));
+  ck_assert_msg(kite__launch_count() == before, "rmsnorm_fwd_residual launched without a GPU");
+}
+END_TEST
+
+/* Every N from 1 to ROW_N_MAX has an rmsnorm_bwd and an rmsnorm_res variant, for element-aligned and
+   16-byte-aligned data. */
+START_TEST(rmsnorm_bwd_covers_every_n)
+{
+  const char *op = _i == 0 ? "rmsnorm_bwd" : "rmsnorm_res";
+  for (int d = 0; d < 3; d++)
+    for (int32_t align = kt_dtype_size(row_dtypes[d]); align <= 16; align *= 2) {
+      int64_t n = 1;
+      while (n <= ROW_N_MAX) {
+        const struct kite_variant *v = kite__pick(op, row_dtypes[d], n, align, NULL);
+        ck_assert_msg(v != NULL, "%s %s, %d-byte alignment: no variant for N=%lld", op,
+                      kt_dtype_name(row_dtypes[d]), (int)align, (long long)n);
+        n = v->n_max + 1;
+      }
+    }
+}
+END_TEST
+
 
 int main(void)
 {
@@ -1749,6 +1961,9 @@ int main(void)
   tcase_add_test(tc, gemm_valid_arguments_reach_the_device_check);
   tcase_add_test(tc, gemm_variant_alignment);
   tcase_add_test(tc, gemm_empty_products_launch_nothing);
+  tcase_add_loop_test(tc, rmsnorm_bwd_arguments, 0, 3);
+  tcase_add_loop_test(tc, rmsnorm_bwd_covers_every_n, 0, 2);
+  tcase_add_loop_test(tc, rmsnorm_residual_arguments, 0, 3);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("gemm_dispatch");

@@ -116,13 +116,33 @@ end
 -- 1024-thread budget), shared_w when resident variants keep w in shared
 -- memory, bulk_first = the chunk sizes (from, to) where bulk rows of 4
 -- accesses and `pipe` stages are ranked before register rows, cluster_first
--- when cluster rows are ranked before streaming ones.
+-- when cluster rows are ranked before streaming ones; modes (default all),
+-- nv_max (accesses of a register row), pipe_max and no_cluster limit the
+-- space of ops that hold more than one row (more spill: ptxas -v).
 M.OPS = {
   rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
               cluster_first = true },
   softmax = { two_pass = true, stream_operands = 1, bulk_first = {} },
   cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024,
                     bulk_first = { { from = 8192, to = 16384, pipe = 2 } } },
+  -- backward ops read two rows (the forward's output or input, and dy) and
+  -- make their second pass from global memory themselves: register rows of up
+  -- to two accesses per operand, one row block per CTA, or plain streaming
+  softmax_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, bulk_first = {},
+                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
+  -- one pass over x, no reduction: register rows (a whole row block's loads
+  -- out at once) or plain streaming
+  cross_entropy_bwd = { two_pass = false, stream_operands = 1, occupancy = 1024, bulk_first = {},
+                        modes = { reg = true, loop = true }, no_cluster = true },
+  -- x and the residual per row, w shared: register rows of up to two
+  -- accesses per operand, or streaming (the second pass from h or x + res)
+  rmsnorm_res = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
+                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
+  -- x and dy per row, w shared; dw summed over the CTA's rows into its own
+  -- partial row (partials: a persistent grid, launched by partials_launcher)
+  rmsnorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
+                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true,
+                  partials = true },
 }
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
@@ -154,7 +174,16 @@ local function cluster_ok(p)
          (p.threads == 256 or p.threads == 512) and p.cache == 0
 end
 
+-- What an op's options leave of the space.
+local function op_allows(p, opts)
+  if opts.modes and not opts.modes[p.mode] then return false end
+  if opts.pipe_max and p.pipe > opts.pipe_max then return false end
+  if opts.no_cluster and p.cluster > 1 then return false end
+  return not (opts.nv_max and p.mode == "reg" and p.nv > opts.nv_max)
+end
+
 function M.valid(p, opts)
+  if not op_allows(p, opts) then return false, "not in this op's space" end
   if p.cluster > 1 and not cluster_ok(p) then return false, "clusters: resident rows of 4 accesses only" end
   if M.smem(p) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   local cta = p.threads * p.rows
@@ -217,7 +246,12 @@ end
 
 local function reg_rank(p, opts)
   if p.cluster > 1 then return opts.cluster_first and 1 or 3 end
-  if p.threads == 1024 then return 4 end
+  -- an op summing into partial rows streams slowly (a read-modify-write of
+  -- its partial row per row): its 1024-thread rows come before streaming
+  if p.threads == 1024 then return opts.partials and 1 or 4 end
+  -- ...and its persistent grid (a few CTAs per SM) leaves small CTAs short
+  -- of threads: rmsnorm_bwd 1024, t64_r2 3.25 v. t64_r4 4.03 TB/s (session 9)
+  if opts.partials and p.threads * p.rows < M.CTA_THREADS then return 2 end
   if p.pipe ~= 1 or bulk_first(p, opts) or p.threads * p.rows < M.CTA_THREADS then return 1 end
   if p.threads == 32 or p.nv == 4 then return 0 end
   return 1
@@ -312,6 +346,7 @@ constexpr bool kTwoPass = %s;         // the op reads the row a second time for 
   -- names both, in the two branches of `if constexpr (kResident)`
   add(p.mode == "bulk" and M.BULK_ROWS or M.REG_ROWS)
   add(p.mode == "stream" and M.STREAM_ROWS or M.LOOP_ROWS)
+  if opts.partials then add(M.PARTIALS) end
   add("}  // namespace\n")
   return table.concat(out, "\n")
 end
@@ -358,6 +393,147 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   return cudaGetLastError();
 }]], name, kernel, kernel, kernel, kernel)
 end
+
+-- Launcher of an op that sums over rows into partial rows (opts.partials):
+-- a persistent grid of at most a->parts CTAs, CTA i writing partial row i,
+-- then the partial rows summed in order into dw (when dw is asked for).
+function M.partials_launcher(name, kernel)
+  return string.format([[
+extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
+{
+  const kite_row_args *a = static_cast<const kite_row_args *>(args);
+  const int64_t blocks = (a->M + kRows - 1) / kRows;
+  const int64_t parts = a->dw ? a->parts : blocks;
+  const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < kMaxGrid ? parts : kMaxGrid);
+  constexpr int smem = kDynSmem + kAccBytes;
+  if constexpr (smem > 0) {   // static shared memory counts against the 48 KB default too
+    const cudaError_t e = raise_smem(%s, smem);
+    if (e != cudaSuccess) return e;
+  }
+  %s<<<grid, kCtaThreads, smem, stream>>>(*a);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess || !a->dw) return e;
+  const dim3 cols((unsigned)((a->N + kSumCols - 1) / kSumCols));
+  sum_partials<<<cols, dim3(kSumCols, kSumSlices), 0, stream>>>(a->partials, partial_ld(a->N), (int)grid,
+                                                                 (int)a->N, a->dw);
+  return cudaGetLastError();
+}]], name, kernel, kernel)
+end
+
+-- Partial rows: what a CTA adds up over its rows, and their sum.
+M.PARTIALS = [[
+constexpr int kSumCols = 32;     // columns of dw per CTA of sum_partials, one per lane
+constexpr int kSumSlices = 32;   // warps a column's partial rows are dealt over
+
+// Floats between partial rows: N rounded up to 16 bytes.
+__host__ __device__ __forceinline__ int64_t partial_ld(int64_t n) { return (n + 3) / 4 * 4; }
+
+// dw[j] = sum of part[g][j] over g < parts: slice s of the CTA adds rows s,
+// s + kSumSlices, ... in order, then slice 0 adds the slices' sums in order,
+// so dw is the same bytes every run of the same grid.
+__global__ void __launch_bounds__(kSumCols * kSumSlices) sum_partials(const float *part, int64_t ld, int parts,
+                                                                      int n, float *dw)
+{
+  __shared__ float slice_sum[kSumSlices][kSumCols];
+  const int64_t j = (int64_t)blockIdx.x * kSumCols + threadIdx.x;
+  float s = 0.f;
+  if (j < n)
+    for (int g = threadIdx.y; g < parts; g += kSumSlices) s += part[g * ld + j];
+  slice_sum[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y != 0 || j >= n) return;
+  for (int k = 1; k < kSumSlices; ++k) s += slice_sum[k][threadIdx.x];
+  dw[j] = s;
+}
+
+// A streaming thread's kVec partial sums at element i (one access) of its
+// CTA's partial row, read from and written to L2 (.cg): only this thread
+// touches them, and an L1 line could be stale.
+__device__ __forceinline__ void partial_load(const float *row, int i, int n, float (&f)[kVec])
+{
+  if constexpr (kVec % 4 == 0) {
+    if (i + kVec <= n) {
+#pragma unroll
+      for (int q = 0; q < kVec / 4; ++q) {
+        const float4 v = __ldcg(reinterpret_cast<const float4 *>(row + i) + q);
+        f[4 * q] = v.x, f[4 * q + 1] = v.y, f[4 * q + 2] = v.z, f[4 * q + 3] = v.w;
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) f[e] = i + e < n ? __ldcg(row + i + e) : 0.f;
+}
+
+__device__ __forceinline__ void partial_store(float *row, int i, int n, const float (&f)[kVec])
+{
+  if constexpr (kVec % 4 == 0) {
+    if (i + kVec <= n) {
+#pragma unroll
+      for (int q = 0; q < kVec / 4; ++q)
+        __stcg(reinterpret_cast<float4 *>(row + i) + q, make_float4(f[4 * q], f[4 * q + 1], f[4 * q + 2], f[4 * q + 3]));
+      return;
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < kVec; ++e)
+    if (i + e < n) __stcg(row + i + e, f[e]);
+}
+
+// Resident rows keep their sums of dw in dynamic shared memory, a float per
+// element a thread holds, [access][thread][element]: a thread's sums of an
+// access side by side (16-byte shared loads), registers free for the rows.
+constexpr int kAccBytes = kResident ? kElems * kCtaThreads * (int)sizeof(float) : 0;
+
+// This thread's kVec sums for its access j.
+__device__ __forceinline__ float *acc_at(int j, int thread = threadIdx.x)
+{
+  return reinterpret_cast<float *>(row_cache) + (j * kCtaThreads + thread) * kVec;
+}
+
+__device__ __forceinline__ void acc_zero(float *s)
+{
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) s[e] = 0.f;
+}
+
+// s += a * b, element-wise over an access.
+__device__ __forceinline__ void acc_add(float *s, const float (&a)[kVec], const float (&b)[kVec])
+{
+  if constexpr (kVec % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < kVec / 4; ++q) {
+      float4 v = reinterpret_cast<float4 *>(s)[q];
+      v.x = fmaf(a[4 * q], b[4 * q], v.x), v.y = fmaf(a[4 * q + 1], b[4 * q + 1], v.y);
+      v.z = fmaf(a[4 * q + 2], b[4 * q + 2], v.z), v.w = fmaf(a[4 * q + 3], b[4 * q + 3], v.w);
+      reinterpret_cast<float4 *>(s)[q] = v;
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) s[e] = fmaf(a[e], b[e], s[e]);
+  }
+}
+
+// The CTA's row groups' sums added in row-group order, stored as partial row
+// `part` by the first group.
+__device__ __forceinline__ void store_partial(float *part, int n)
+{
+  __syncthreads();   // every row group's sums are in
+  const int r = threadIdx.x / kThreads, t = threadIdx.x % kThreads;
+  if (r != 0) return;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(0, j, t);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      if (i + e >= n) continue;
+      float s = acc_at(j, t)[e];
+      for (int q = 1; q < kRows; ++q) s += acc_at(j, q * kThreads + t)[e];
+      part[i + e] = s;
+    }
+  }
+}
+]]
 
 M.DEVICE = [[
 constexpr int64_t kMaxGrid = 2147483647;

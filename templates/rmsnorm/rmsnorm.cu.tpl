@@ -1,5 +1,5 @@
 @ local rowops = require "lib.rowops"
-// rmsnorm forward: y = x * rsqrt(mean(x^2) + eps) * w, one row per kThreads threads.
+// rmsnorm forward: y = x * rsqrt(mean(x^2) + eps) * (w + w_offset), one row per kThreads threads.
 ${rowops.prelude(OP, P)}
 
 namespace {
@@ -7,7 +7,7 @@ namespace {
 // y for one chunk of x already loaded into r; w_at(j) gives w's access j.
 template <typename W>
 __device__ __forceinline__ void rmsnorm_out(const raw_t (&r)[kNv], W w_at, int base, int t, int n,
-                                            float rs, elem_t *y)
+                                            float rs, float off, elem_t *y)
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
@@ -17,7 +17,7 @@ __device__ __forceinline__ void rmsnorm_out(const raw_t (&r)[kNv], W w_at, int b
     to_floats(r[j], i, n, 0.f, xf);
     to_floats(w_at(j), i, n, 0.f, wf);
 #pragma unroll
-    for (int e = 0; e < kVec; ++e) xf[e] = xf[e] * rs * wf[e];
+    for (int e = 0; e < kVec; ++e) xf[e] = xf[e] * rs * (wf[e] + off);
     store_floats(y, i, n, xf);
   }
 }
@@ -56,7 +56,7 @@ __device__ __forceinline__ void rmsnorm_resident(const raw_t (&r)[kNv], W w_at, 
     float wf[kVec];
     raw_floats1(w_at(j), wf);
 #pragma unroll
-    for (int e = 0; e < kVec; ++e) f[j * kVec + e] = f[j * kVec + e] * rs * wf[e];
+    for (int e = 0; e < kVec; ++e) f[j * kVec + e] = f[j * kVec + e] * rs * (wf[e] + a.w_offset);
     store_floats(y, i, n, &f[j * kVec]);
   }
 }
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
     for (int c = 0; c * kChunk < m; ++c) {
       load_again(x, c, p, m, r);
       load_chunk(w, c * kChunk, p.t, m, wr);
-      rmsnorm_out(r, [&](int j) { return wr[j]; }, c * kChunk, p.t, m, rs, y);
+      rmsnorm_out(r, [&](int j) { return wr[j]; }, c * kChunk, p.t, m, rs, a.w_offset, y);
     }
   });
 }

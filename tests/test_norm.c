@@ -1,0 +1,707 @@
+/* test_norm.c - rmsnorm's backward (kite_rmsnorm_bwd) and its forward over a
+ * residual stream (kite_rmsnorm_fwd_residual) on a GPU, against float64
+ * references on the host.
+ *
+ * Without a usable sm_90 device it prints
+ *     KITE_SKIPPED: <number of GPU test cases> (no CUDA device: <reason>)
+ * and exits 0 without running one.  Otherwise (CK_NOFORK):
+ *   variants   every rmsnorm_bwd variant through kite_run_variant, at row
+ *              lengths from 1 to 262144 within its range, odd row counts and
+ *              one of many rows, padded strides (odd ones and an unaligned
+ *              base for element-wise variants); dx and dw poisoned first,
+ *              every element checked, row padding and guards untouched, a
+ *              second run byte-identical (dx and dw: no atomics), dw NULL
+ *              leaving dx the same bytes
+ *   entry      kite_rmsnorm_bwd with the workspace kite_rmsnorm_bwd_workspace
+ *              asks for: many rows, w_offset 1 (Gemma), in place (dx == dy,
+ *              dx == x), each dtype
+ *   diff       f32: dx and dw against central differences of the loss
+ *              sum(y * g), y from kite_rmsnorm_fwd, on small shapes
+ *   invalid    invalid calls on real buffers return their error, touch nothing
+ *   res_entry  kite_rmsnorm_fwd_residual: h apart, none, == residual, == x; y == x;
+ *              no residual (rmsnorm with w_offset); each dtype, short and long rows
+ *   res_invalid  its invalid calls touch nothing
+ * The variants case runs rmsnorm_res's variants as well: h the exact bytes of
+ * x + residual rounded to the dtype, y and rstd within tolerance, a second run
+ * byte-identical.
+ * One line per variant or case goes to stdout (sizes, worst error / tolerance). */
+#define _POSIX_C_SOURCE 200809L
+#include "kite_test.h"
+
+#include <fnmatch.h>
+
+#include "kite_internal.h"
+
+#define POISON 0xff   /* NaN in bf16, f16 and f32 */
+#define GUARD 64      /* elements of poison after every output */
+#define EPS 1e-5f
+static const kite_dtype dtypes[3] = { KITE_BF16, KITE_F16, KITE_F32 };
+
+/* dx's tolerance: its rounding to the dtype, and f32 arithmetic's share of
+   the row's scale (rstd * (max |g| + max |xh| * mean |xh g|)). */
+static double dx_rtol(kite_dtype d) { return d == KITE_BF16 ? 8e-3 : d == KITE_F16 ? 1e-3 : 2e-6; }
+#define F32_SHARE 2e-5
+#define DW_SHARE 1e-5   /* of the sum of |dy * xh| over the rows */
+
+enum { NOT_IN_PLACE, DX_IS_DY, DX_IS_X };
+
+/* One problem: host inputs as stored, device buffers, references. */
+typedef struct nproblem {
+  kite_dtype dt;
+  int64_t M, N, ld, off;   /* every tensor's row stride; elements the bases sit past their allocation */
+  float w_offset;
+  int inplace, with_dw;
+  size_t bytes;            /* of each row tensor's allocation */
+  void *xh, *wh, *dyh;
+  float *rstd;
+  void *xa, *dya, *dxa;    /* allocations (dxa may be xa or dya) */
+  void *wd, *ws;
+  float *rstdd, *dwd;
+  size_t ws_bytes;
+  double *dx_ref, *dx_tol, *dw_ref, *dw_tol;
+} nproblem;
+
+static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+static void *at(void *base, const nproblem *p) { return (char *)base + p->off * kt_dtype_size(p->dt); }
+
+/* rstd as the forward stores it, from x as stored. */
+static void host_rstd(nproblem *p)
+{
+  for (int64_t i = 0; i < p->M; i++) {
+    double ss = 0;
+    for (int64_t j = 0; j < p->N; j++) {
+      const double v = kt_load(p->dt, p->xh, p->off + i * p->ld + j);
+      ss += v * v;
+    }
+    p->rstd[i] = (float)(1.0 / sqrt(ss / (double)p->N + EPS));
+  }
+}
+
+/* The float64 references of dx and dw, and their tolerances. */
+static void host_reference(nproblem *p)
+{
+  const int64_t M = p->M, N = p->N;
+  double *xh = kt_halloc((size_t)N * sizeof(double)), *g = kt_halloc((size_t)N * sizeof(double));
+  double *dw_abs = kt_halloc((size_t)N * sizeof(double));
+  for (int64_t j = 0; j < N; j++) p->dw_ref[j] = dw_abs[j] = 0;
+  for (int64_t i = 0; i < M; i++) {
+    const double rs = p->rstd[i];
+    double dot = 0, dot_abs = 0, gmax = 0, xmax = 0;
+    for (int64_t j = 0; j < N; j++) {
+      const int64_t e = p->off + i * p->ld + j;
+      const double dy = kt_load(p->dt, p->dyh, e);
+      xh[j] = kt_load(p->dt, p->xh, e) * rs;
+      g[j] = dy * ((double)kt_load(p->dt, p->wh, j) + p->w_offset);
+      dot += xh[j] * g[j];
+      dot_abs += fabs(xh[j] * g[j]);
+      gmax = fmax(gmax, fabs(g[j]));
+      xmax = fmax(xmax, fabs(xh[j]));
+      p->dw_ref[j] += dy * xh[j];
+      dw_abs[j] += fabs(dy * xh[j]);
+    }
+    const double c = dot / (double)N, scale = rs * (gmax + xmax * dot_abs / (double)N);
+    for (int64_t j = 0; j < N; j++) {
+      const double ref = rs * (g[j] - xh[j] * c);
+      p->dx_ref[i * N + j] = ref;
+      p->dx_tol[i * N + j] = dx_rtol(p->dt) * fabs(ref) + F32_SHARE * scale + 1e-30;
+    }
+  }
+  for (int64_t j = 0; j < N; j++) p->dw_tol[j] = DW_SHARE * dw_abs[j] + 1e-30;
+}
+
+/* A problem with random data (x and dy normal, w around 1 - w_offset), its
+   references, device copies; dx and dw poisoned. */
+static nproblem np_new(kite_dtype dt, int64_t M, int64_t N, int aligned, float w_offset, int inplace,
+                       const char *tag, int64_t seq)
+{
+  nproblem p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt, p.M = M, p.N = N, p.w_offset = w_offset, p.inplace = inplace, p.with_dw = 1;
+  p.ld = aligned ? round_up(N, 8) + 8 : N + 3;
+  p.off = aligned ? 8 : 1;
+  const int es = kt_dtype_size(dt);
+  const int64_t elems = p.off + (M - 1) * p.ld + N + GUARD;
+  p.bytes = (size_t)elems * (size_t)es;
+  kt_rng r = kt_rng_for(tag, seq);
+  p.xh = kt_halloc(p.bytes), p.dyh = kt_halloc(p.bytes), p.wh = kt_halloc((size_t)N * es);
+  memset(p.xh, 0, p.bytes);
+  memset(p.dyh, 0, p.bytes);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      kt_store(dt, p.xh, p.off + i * p.ld + j, (float)(kt_normal(&r) * 2.0));
+      kt_store(dt, p.dyh, p.off + i * p.ld + j, (float)kt_normal(&r));
+    }
+  for (int64_t j = 0; j < N; j++) kt_store(dt, p.wh, j, (float)(1.0 - w_offset + 0.5 * kt_normal(&r)));
+  p.rstd = kt_halloc((size_t)M * sizeof(float));
+  host_rstd(&p);
+  p.dx_ref = kt_halloc((size_t)(M * N) * sizeof(double));
+  p.dx_tol = kt_halloc((size_t)(M * N) * sizeof(double));
+  p.dw_ref = kt_halloc((size_t)N * sizeof(double));
+  p.dw_tol = kt_halloc((size_t)N * sizeof(double));
+  host_reference(&p);
+  p.xa = kt_dalloc(p.bytes), p.dya = kt_dalloc(p.bytes), p.wd = kt_dalloc((size_t)N * es);
+  p.rstdd = kt_dalloc((size_t)M * sizeof(float));
+  p.dwd = kt_dalloc((size_t)(N + GUARD) * sizeof(float));
+  KT_KITE_OK(kite_rmsnorm_bwd_workspace(M, N, &p.ws_bytes));
+  ck_assert_msg(p.ws_bytes >= (size_t)round_up(N, 4) * sizeof(float), "workspace of %zu bytes", p.ws_bytes);
+  p.ws = kt_dalloc(p.ws_bytes);
+  p.dxa = inplace == DX_IS_DY ? p.dya : inplace == DX_IS_X ? p.xa : kt_dalloc(p.bytes);
+  return p;
+}
+
+/* Inputs uploaded, outputs poisoned (dx first, so in place the input wins). */
+static void np_reset(nproblem *p)
+{
+  KT_CUDA_CHECK(cudaMemset(p->dxa, POISON, p->bytes));
+  KT_CUDA_CHECK(cudaMemcpy(p->xa, p->xh, p->bytes, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(p->dya, p->dyh, p->bytes, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(p->wd, p->wh, (size_t)p->N * kt_dtype_size(p->dt), cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(p->rstdd, p->rstd, (size_t)p->M * sizeof(float), cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemset(p->dwd, POISON, (size_t)(p->N + GUARD) * sizeof(float)));
+  KT_CUDA_CHECK(cudaMemset(p->ws, POISON, p->ws_bytes));
+}
+
+static kite_row_args np_args(const nproblem *p)
+{
+  kite_row_args a;
+  memset(&a, 0, sizeof a);
+  a.M = p->M, a.N = p->N;
+  a.x = at(p->xa, p), a.ldx = p->ld;
+  a.dy = at(p->dya, p), a.lddy = p->ld;
+  a.y = at(p->dxa, p), a.ldy = p->ld;
+  a.w = p->wd, a.w_offset = p->w_offset, a.rstd = p->rstdd;
+  if (p->with_dw) {
+    a.dw = p->dwd, a.partials = p->ws;
+    a.parts = (int64_t)(p->ws_bytes / ((size_t)round_up(p->N, 4) * sizeof(float)));
+  }
+  return a;
+}
+
+static kite_status np_entry(const nproblem *p)
+{
+  const kite_row_args a = np_args(p);
+  return kite_rmsnorm_bwd(p->dt, a.M, a.N, a.x, a.ldx, a.w, a.w_offset, a.rstd, a.dy, a.lddy, a.y, a.ldy, a.dw,
+                          p->with_dw ? p->ws : NULL, p->with_dw ? p->ws_bytes : 0, 0);
+}
+
+typedef struct outputs { unsigned char *dx, *dw; } outputs;
+
+static outputs np_download(const nproblem *p)
+{
+  KT_CUDA_CHECK(cudaDeviceSynchronize());
+  outputs o = { kt_halloc(p->bytes), kt_halloc((size_t)(p->N + GUARD) * sizeof(float)) };
+  KT_CUDA_CHECK(cudaMemcpy(o.dx, p->dxa, p->bytes, cudaMemcpyDeviceToHost));
+  KT_CUDA_CHECK(cudaMemcpy(o.dw, p->dwd, (size_t)(p->N + GUARD) * sizeof(float), cudaMemcpyDeviceToHost));
+  return o;
+}
+
+static int poisoned(const unsigned char *b, size_t from, size_t to)
+{
+  for (size_t k = from; k < to; k++)
+    if (b[k] != POISON) return 0;
+  return 1;
+}
+
+/* Every dx and dw element within tolerance; everything else of dx's and dw's
+   buffers still poison (not in place: the padding is dx's own then).  Returns
+   the worst error over tolerance. */
+static double np_check(const nproblem *p, const outputs *o, const char *what)
+{
+  const int es = kt_dtype_size(p->dt);
+  double worst = 0;
+  for (int64_t i = 0; i < p->M; i++) {
+    const int64_t row = p->off + i * p->ld;
+    for (int64_t j = 0; j < p->N; j++) {
+      const double got = kt_load(p->dt, o->dx, row + j), ref = p->dx_ref[i * p->N + j];
+      const double q = fabs(got - ref) / p->dx_tol[i * p->N + j];
+      ck_assert_msg(q <= 1.0, "%s: dx[%lld][%lld] = %.9g, want %.9g (tolerance %.3g)", what, (long long)i,
+                    (long long)j, got, ref, p->dx_tol[i * p->N + j]);
+      worst = fmax(worst, q);
+    }
+    if (!p->inplace && i + 1 < p->M)
+      ck_assert_msg(poisoned(o->dx, (size_t)(row + p->N) * es, (size_t)(row + p->ld) * es),
+                    "%s: dx row %lld's padding was written", what, (long long)i);
+  }
+  if (!p->inplace) {
+    ck_assert_msg(poisoned(o->dx, 0, (size_t)p->off * es), "%s: dx written before its base", what);
+    ck_assert_msg(poisoned(o->dx, (size_t)(p->off + (p->M - 1) * p->ld + p->N) * es, p->bytes),
+                  "%s: dx's guard was written", what);
+  }
+  const float *dw = (const float *)o->dw;
+  if (p->with_dw)
+    for (int64_t j = 0; j < p->N; j++) {
+      const double q = fabs(dw[j] - p->dw_ref[j]) / p->dw_tol[j];
+      ck_assert_msg(q <= 1.0, "%s: dw[%lld] = %.9g, want %.9g (tolerance %.3g)", what, (long long)j, (double)dw[j],
+                    p->dw_ref[j], p->dw_tol[j]);
+      worst = fmax(worst, q);
+    }
+  const size_t dw_from = p->with_dw ? (size_t)p->N * sizeof(float) : 0;
+  ck_assert_msg(poisoned(o->dw, dw_from, (size_t)(p->N + GUARD) * sizeof(float)),
+                "%s: dw written %s", what, p->with_dw ? "past its end" : "though not asked for");
+  return worst;
+}
+
+/* ---- every variant -------------------------------------------------------------------- */
+
+static int64_t rows_for(int64_t N) { return N <= 4097 ? 37 : N <= 65537 ? 5 : 3; }
+
+/* The variant's problems: row lengths within its range, and many rows of its shortest. */
+static int variant_shapes(const kite_variant_info *v, int64_t (*shape)[2])
+{
+  static const int64_t ns[] = { 1, 7, 33, 1000, 4097, 16385, 65537, 262144 };
+  int k = 0;
+  const int64_t hi = v->n_max < 262144 ? v->n_max : 262144;
+  if (v->n_min > 1) shape[k][0] = rows_for(v->n_min), shape[k++][1] = v->n_min;
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+    if (ns[i] >= v->n_min && ns[i] <= hi) shape[k][0] = rows_for(ns[i]), shape[k++][1] = ns[i];
+  if (hi == v->n_max && hi != shape[k - 1][1]) shape[k][0] = rows_for(hi), shape[k++][1] = hi;
+  shape[k][0] = 1500, shape[k++][1] = v->n_min > 40 ? v->n_min : 40;   /* every CTA several rows */
+  return k;
+}
+
+START_TEST(variant_matches_reference)
+{
+  kite_variant_info v;
+  KT_KITE_OK(kite_variant_get(_i, &v));
+  int64_t shape[16][2];
+  const int ns = variant_shapes(&v, shape);
+  double worst = 0;
+  char what[256];
+  for (int k = 0; k < ns; k++) {
+    nproblem p = np_new(v.dtype, shape[k][0], shape[k][1], v.align == 16, k % 2 ? 1.f : 0.f, NOT_IN_PLACE,
+                        v.name, k);
+    snprintf(what, sizeof what, "%s M=%lld N=%lld ld=%lld", v.name, (long long)p.M, (long long)p.N,
+             (long long)p.ld);
+    np_reset(&p);
+    kite_row_args a = np_args(&p);
+    KT_KITE_OK(kite_run_variant(v.name, &a, 0));
+    const outputs first = np_download(&p);
+    worst = fmax(worst, np_check(&p, &first, what));
+    np_reset(&p);
+    KT_KITE_OK(kite_run_variant(v.name, &a, 0));
+    const outputs again = np_download(&p);
+    ck_assert_msg(memcmp(first.dx, again.dx, p.bytes) == 0, "%s: dx differs between two runs", what);
+    ck_assert_msg(memcmp(first.dw, again.dw, (size_t)p.N * sizeof(float)) == 0, "%s: dw differs between two runs",
+                  what);
+    p.with_dw = 0;   /* dx alone: the same bytes, dw untouched */
+    np_reset(&p);
+    a = np_args(&p);
+    KT_KITE_OK(kite_run_variant(v.name, &a, 0));
+    const outputs alone = np_download(&p);
+    np_check(&p, &alone, what);
+    ck_assert_msg(memcmp(first.dx, alone.dx, p.bytes) == 0, "%s: dx without dw differs", what);
+    kt_free_all();
+  }
+  printf("%-50s %2d shapes, worst error %.3f of tolerance\n", v.name, ns, worst);
+}
+END_TEST
+
+/* ---- the entry point ------------------------------------------------------------------ */
+
+static const struct { int64_t M, N; float w_offset; int inplace; } entry_cases[] = {
+  { 300, 1000, 0.f, NOT_IN_PLACE }, { 2000, 64, 1.f, NOT_IN_PLACE }, { 37, 4096, 1.f, DX_IS_DY },
+  { 5, 16385, 0.f, DX_IS_X },       { 3, 70001, 1.f, NOT_IN_PLACE }, { 1, 262144, 0.f, DX_IS_DY },
+  { 4000, 8, 0.f, DX_IS_X },        { 9, 12288, 1.f, NOT_IN_PLACE },
+};
+#define N_ENTRY ((int)(sizeof entry_cases / sizeof entry_cases[0]))
+
+START_TEST(entry_point)
+{
+  const kite_dtype dt = dtypes[_i % 3];
+  const int c = _i / 3;
+  nproblem p = np_new(dt, entry_cases[c].M, entry_cases[c].N, c % 2 == 0, entry_cases[c].w_offset,
+                      entry_cases[c].inplace, "entry", _i);
+  char what[400], why[256];
+  KT_KITE_OK(kite_explain("rmsnorm_bwd", dt, p.M, p.N, 0, why, sizeof why));
+  snprintf(what, sizeof what, "kite_rmsnorm_bwd %s M=%lld N=%lld%s (%s)", kt_dtype_name(dt), (long long)p.M,
+           (long long)p.N, p.inplace ? " in place" : "", why);
+  np_reset(&p);
+  KT_KITE_OK(np_entry(&p));
+  const outputs o = np_download(&p);
+  printf("%s: worst error %.3f of tolerance\n", what, np_check(&p, &o, what));
+}
+END_TEST
+
+/* ---- central differences -------------------------------------------------------------- */
+
+/* sum(y * g) over the rows, y = rmsnorm(x) * w through kite_rmsnorm_fwd (f32). */
+static double fwd_loss(int64_t M, int64_t N, const float *x, const float *w, const float *g, float *xd, float *wd,
+                       float *yd, float *y)
+{
+  KT_CUDA_CHECK(cudaMemcpy(xd, x, (size_t)(M * N) * 4, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(wd, w, (size_t)N * 4, cudaMemcpyHostToDevice));
+  KT_KITE_OK(kite_rmsnorm_fwd(KITE_F32, M, N, xd, N, wd, EPS, yd, N, NULL, 0));
+  KT_CUDA_CHECK(cudaMemcpy(y, yd, (size_t)(M * N) * 4, cudaMemcpyDeviceToHost));
+  double l = 0;
+  for (int64_t k = 0; k < M * N; k++) l += (double)y[k] * g[k];
+  return l;
+}
+
+START_TEST(central_differences)
+{
+  const int64_t M = 3, N = _i == 0 ? 37 : 130;
+  const float w_offset = _i == 0 ? 0.f : 1.f, h = 1e-2f;
+  kt_rng r = kt_rng_for("diff", _i);
+  float *x = kt_halloc((size_t)(M * N) * 4), *g = kt_halloc((size_t)(M * N) * 4), *y = kt_halloc((size_t)(M * N) * 4);
+  float *w = kt_halloc((size_t)N * 4), *wf = kt_halloc((size_t)N * 4), *dx = kt_halloc((size_t)(M * N) * 4);
+  float *dw = kt_halloc((size_t)N * 4);
+  for (int64_t k = 0; k < M * N; k++) x[k] = (float)kt_normal(&r), g[k] = (float)kt_normal(&r);
+  for (int64_t j = 0; j < N; j++) w[j] = (float)(1.0 - w_offset + 0.5 * kt_normal(&r)), wf[j] = w[j] + w_offset;
+  float *xd = kt_dalloc((size_t)(M * N) * 4), *gd = kt_dalloc((size_t)(M * N) * 4), *yd = kt_dalloc((size_t)(M * N) * 4);
+  float *wd = kt_dalloc((size_t)N * 4), *rstdd = kt_dalloc((size_t)M * 4), *dxd = kt_dalloc((size_t)(M * N) * 4);
+  float *dwd = kt_dalloc((size_t)N * 4), *wfd = kt_dalloc((size_t)N * 4);
+  size_t wsb;
+  KT_KITE_OK(kite_rmsnorm_bwd_workspace(M, N, &wsb));
+  void *ws = kt_dalloc(wsb);
+  /* the forward (weights w + w_offset) for rstd, then the backward with dy = g */
+  KT_CUDA_CHECK(cudaMemcpy(xd, x, (size_t)(M * N) * 4, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(gd, g, (size_t)(M * N) * 4, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(wd, w, (size_t)N * 4, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(wfd, wf, (size_t)N * 4, cudaMemcpyHostToDevice));
+  KT_KITE_OK(kite_rmsnorm_fwd(KITE_F32, M, N, xd, N, wfd, EPS, yd, N, rstdd, 0));
+  KT_KITE_OK(kite_rmsnorm_bwd(KITE_F32, M, N, xd, N, wd, w_offset, rstdd, gd, N, dxd, N, dwd, ws, wsb, 0));
+  KT_CUDA_CHECK(cudaMemcpy(dx, dxd, (size_t)(M * N) * 4, cudaMemcpyDeviceToHost));
+  KT_CUDA_CHECK(cudaMemcpy(dw, dwd, (size_t)N * 4, cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (int64_t k = 0; k < M * N + N; k++) {
+    float *v = k < M * N ? &x[k] : &wf[k - M * N];
+    const float keep = *v;
+    *v = keep + h;
+    const double lp = fwd_loss(M, N, x, wf, g, xd, wfd, yd, y);
+    *v = keep - h;
+    const double lm = fwd_loss(M, N, x, wf, g, xd, wfd, yd, y);
+    *v = keep;
+    const double fd = (lp - lm) / (2.0 * (double)h), got = k < M * N ? dx[k] : dw[k - M * N];
+    const double tol = 2e-3 * (1.0 + fabs(fd));
+    ck_assert_msg(fabs(got - fd) <= tol, "N=%lld w_offset %g: %s[%lld] = %.6g, central difference %.6g",
+                  (long long)N, (double)w_offset, k < M * N ? "dx" : "dw", (long long)(k < M * N ? k : k - M * N),
+                  got, fd);
+    worst = fmax(worst, fabs(got - fd) / tol);
+  }
+  printf("central differences M=%lld N=%lld w_offset %g: worst error %.3f of tolerance\n", (long long)M,
+         (long long)N, (double)w_offset, worst);
+}
+END_TEST
+
+/* ---- invalid calls -------------------------------------------------------------------- */
+
+START_TEST(invalid_calls_touch_nothing)
+{
+  nproblem p = np_new(KITE_BF16, 5, 1000, 1, 0.f, NOT_IN_PLACE, "invalid", 0);
+  np_reset(&p);
+  const kite_row_args v = np_args(&p);
+  const size_t wsb = p.ws_bytes;
+  for (int k = 0;; k++) {
+    kite_row_args a = v;
+    kite_dtype dt = KITE_BF16;
+    void *ws = p.ws;
+    size_t bytes = wsb;
+    kite_status want = KITE_ERR_INVALID_ARG;
+    const char *desc;
+    switch (k) {
+    case 0: desc = "x NULL"; a.x = NULL; break;
+    case 1: desc = "w NULL"; a.w = NULL; break;
+    case 2: desc = "rstd NULL"; a.rstd = NULL; break;
+    case 3: desc = "dy NULL"; a.dy = NULL; break;
+    case 4: desc = "dx NULL"; a.y = NULL; break;
+    case 5: desc = "workspace NULL"; ws = NULL; break;
+    case 6: desc = "workspace a byte short"; bytes = wsb - 1; break;
+    case 7: desc = "workspace 4 bytes off 16"; ws = (char *)ws + 4; bytes = wsb - 16; break;
+    case 8: desc = "rstd 2 bytes off"; a.rstd = (float *)((char *)a.rstd + 2); break;
+    case 9: desc = "dw 2 bytes off"; a.dw = (float *)((char *)a.dw + 2); break;
+    case 10: desc = "ldx = N - 1"; a.ldx = a.N - 1; break;
+    case 11: desc = "lddy = N - 1"; a.lddy = a.N - 1; break;
+    case 12: desc = "dx one element into x"; a.y = (char *)a.x + 2; a.ldy = a.ldx; break;
+    case 13: desc = "dx one element into dy"; a.y = (char *)a.dy + 2; a.ldy = a.lddy; break;
+    case 14: desc = "dw inside the workspace"; a.dw = (float *)ws + 4; break;
+    case 15: desc = "w_offset NaN"; a.w_offset = NAN; break;
+    case 16: desc = "dtype KITE_E4M3"; dt = KITE_E4M3; want = KITE_ERR_UNSUPPORTED; break;
+    case 17: desc = "M = -1"; a.M = -1; break;
+    case 18: desc = "x one byte off"; a.x = (char *)a.x + 1; break;
+    case 19: desc = "dx == dy with another stride"; a.y = (void *)a.dy; a.ldy = a.lddy + 8; break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    kite__fail(KITE_OK, "%s", "");
+    const kite_status s = kite_rmsnorm_bwd(dt, a.M, a.N, a.x, a.ldx, a.w, a.w_offset, a.rstd, a.dy, a.lddy, a.y,
+                                           a.ldy, a.dw, ws, bytes, 0);
+    ck_assert_msg(s == want, "%s: got %s (%s), want %s", desc, kite_status_str(s), kite_last_error(),
+                  kite_status_str(want));
+    ck_assert_msg(kite_last_error()[0] != '\0', "%s: no kite_last_error() text", desc);
+  }
+  size_t b = 0;
+  KT_KITE_EXPECT(kite_rmsnorm_bwd_workspace(5, 1000, NULL), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_rmsnorm_bwd_workspace(-1, 1000, &b), KITE_ERR_INVALID_ARG);
+  KT_KITE_OK(kite_rmsnorm_bwd_workspace(0, 1000, &b));
+  ck_assert_msg(b == 0, "an empty problem asks for %zu bytes", b);
+  const outputs o = np_download(&p);
+  ck_assert_msg(poisoned(o.dx, 0, p.bytes), "an invalid call wrote dx");
+  ck_assert_msg(poisoned(o.dw, 0, (size_t)(p.N + GUARD) * sizeof(float)), "an invalid call wrote dw");
+  KT_KITE_OK(np_entry(&p));   /* and the valid call works */
+  const outputs ok = np_download(&p);
+  np_check(&p, &ok, "the valid call after the invalid ones");
+}
+END_TEST
+
+/* ---- rmsnorm over a residual stream ----------------------------------------------------- */
+
+enum { H_APART, H_NONE, H_IS_RES, H_IS_X, Y_IS_X_H_IS_RES, Y_IS_X_H_NONE, NO_RESIDUAL, RES_CASES };
+static const char *const res_case_names[RES_CASES] = { "h apart", "no h", "h == residual", "h == x",
+                                                       "y == x, h == residual", "y == x, no h", "no residual" };
+
+/* One forward problem: x, residual, w on the host; h's bytes and y's reference. */
+typedef struct rproblem {
+  kite_dtype dt;
+  int64_t M, N, ld, off;
+  float w_offset;
+  int how;                 /* a res_case */
+  size_t bytes;
+  void *xh, *rh, *wh, *hh; /* hh: x + residual rounded to the dtype (x alone without a residual) */
+  void *xa, *ra, *ya, *ha, *wd;
+  float *rstdd;
+  double *y_ref, *rstd_ref;
+} rproblem;
+
+static double fy_rtol(kite_dtype d) { return d == KITE_BF16 ? 1.6e-2 : d == KITE_F16 ? 2e-3 : 1e-5; }
+
+static rproblem rp_new(kite_dtype dt, int64_t M, int64_t N, int aligned, float w_offset, int how, const char *tag,
+                       int64_t seq)
+{
+  rproblem p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt, p.M = M, p.N = N, p.w_offset = w_offset, p.how = how;
+  p.ld = aligned ? round_up(N, 8) + 8 : N + 3;
+  p.off = aligned ? 8 : 1;
+  const int es = kt_dtype_size(dt);
+  p.bytes = (size_t)(p.off + (M - 1) * p.ld + N + GUARD) * (size_t)es;
+  kt_rng r = kt_rng_for(tag, seq);
+  p.xh = kt_halloc(p.bytes), p.rh = kt_halloc(p.bytes), p.hh = kt_halloc(p.bytes), p.wh = kt_halloc((size_t)N * es);
+  memset(p.xh, 0, p.bytes);
+  memset(p.rh, 0, p.bytes);
+  memset(p.hh, POISON, p.bytes);
+  p.y_ref = kt_halloc((size_t)(M * N) * sizeof(double));
+  p.rstd_ref = kt_halloc((size_t)M * sizeof(double));
+  for (int64_t j = 0; j < N; j++) kt_store(dt, p.wh, j, (float)(1.0 - w_offset + 0.5 * kt_normal(&r)));
+  for (int64_t i = 0; i < M; i++) {
+    double ss = 0;
+    for (int64_t j = 0; j < N; j++) {
+      const int64_t e = p.off + i * p.ld + j;
+      const float x = kt_store(dt, p.xh, e, (float)kt_normal(&r));
+      const float res = how == NO_RESIDUAL ? 0.f : kt_store(dt, p.rh, e, (float)(2.0 * kt_normal(&r)));
+      const double h = how == NO_RESIDUAL ? x : kt_store(dt, p.hh, e, x + res);
+      ss += h * h;
+    }
+    p.rstd_ref[i] = 1.0 / sqrt(ss / (double)N + EPS);
+    for (int64_t j = 0; j < N; j++) {
+      const int64_t e = p.off + i * p.ld + j;
+      const double h = how == NO_RESIDUAL ? kt_load(dt, p.xh, e) : kt_load(dt, p.hh, e);
+      p.y_ref[i * N + j] = h * p.rstd_ref[i] * ((double)kt_load(dt, p.wh, j) + w_offset);
+    }
+  }
+  p.xa = kt_dalloc(p.bytes), p.ra = kt_dalloc(p.bytes), p.wd = kt_dalloc((size_t)N * es);
+  p.rstdd = kt_dalloc((size_t)M * sizeof(float));
+  p.ya = how == Y_IS_X_H_IS_RES || how == Y_IS_X_H_NONE ? p.xa : kt_dalloc(p.bytes);
+  p.ha = how == H_APART ? kt_dalloc(p.bytes) : how == H_IS_X ? p.xa
+       : how == H_IS_RES || how == Y_IS_X_H_IS_RES ? p.ra : NULL;
+  return p;
+}
+
+static void rp_reset(rproblem *p)
+{
+  if (p->ya != p->xa) KT_CUDA_CHECK(cudaMemset(p->ya, POISON, p->bytes));
+  if (p->ha && p->ha != p->xa && p->ha != p->ra) KT_CUDA_CHECK(cudaMemset(p->ha, POISON, p->bytes));
+  KT_CUDA_CHECK(cudaMemcpy(p->xa, p->xh, p->bytes, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(p->ra, p->rh, p->bytes, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(p->wd, p->wh, (size_t)p->N * kt_dtype_size(p->dt), cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemset(p->rstdd, POISON, (size_t)p->M * sizeof(float)));
+}
+
+static kite_row_args rp_args(const rproblem *p)
+{
+  kite_row_args a;
+  memset(&a, 0, sizeof a);
+  a.M = p->M, a.N = p->N, a.eps = EPS, a.w = p->wd, a.w_offset = p->w_offset, a.rstd = p->rstdd;
+  const int64_t off = p->off * kt_dtype_size(p->dt);
+  a.x = (char *)p->xa + off, a.ldx = p->ld;
+  a.y = (char *)p->ya + off, a.ldy = p->ld;
+  if (p->how != NO_RESIDUAL) a.res = (char *)p->ra + off, a.ldres = p->ld;
+  if (p->ha) a.h = (char *)p->ha + off, a.ldh = p->ld;
+  return a;
+}
+
+static kite_status rp_entry(const rproblem *p)
+{
+  const kite_row_args a = rp_args(p);
+  return kite_rmsnorm_fwd_residual(p->dt, a.M, a.N, a.x, a.ldx, a.res, a.ldres, a.w, a.w_offset, a.eps, a.y, a.ldy,
+                                   a.h, a.ldh, a.rstd, 0);
+}
+
+/* y and rstd within tolerance, h the exact bytes of the rounded sum; y's and
+   h's own buffers untouched outside their rows.  Returns y's worst error over
+   tolerance; *ybuf gets y's bytes (for a second run's comparison). */
+static double rp_check(const rproblem *p, const char *what, unsigned char **ybuf)
+{
+  const int es = kt_dtype_size(p->dt);
+  KT_CUDA_CHECK(cudaDeviceSynchronize());
+  unsigned char *y = kt_halloc(p->bytes), *h = kt_halloc(p->bytes);
+  float *rstd = kt_halloc((size_t)p->M * sizeof(float));
+  KT_CUDA_CHECK(cudaMemcpy(y, p->ya, p->bytes, cudaMemcpyDeviceToHost));
+  if (p->ha) KT_CUDA_CHECK(cudaMemcpy(h, p->ha, p->bytes, cudaMemcpyDeviceToHost));
+  KT_CUDA_CHECK(cudaMemcpy(rstd, p->rstdd, (size_t)p->M * sizeof(float), cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (int64_t i = 0; i < p->M; i++) {
+    const double rq = fabs(rstd[i] - p->rstd_ref[i]) / (1e-5 * p->rstd_ref[i]);
+    ck_assert_msg(rq <= 1.0, "%s: rstd[%lld] = %.9g, want %.9g", what, (long long)i, (double)rstd[i],
+                  p->rstd_ref[i]);
+    for (int64_t j = 0; j < p->N; j++) {
+      const int64_t e = p->off + i * p->ld + j;
+      const double got = kt_load(p->dt, y, e), ref = p->y_ref[i * p->N + j];
+      const double tol = fy_rtol(p->dt) * fabs(ref) + 1e-6 * p->rstd_ref[i] + 1e-30;
+      ck_assert_msg(fabs(got - ref) <= tol, "%s: y[%lld][%lld] = %.9g, want %.9g", what, (long long)i, (long long)j,
+                    got, ref);
+      worst = fmax(worst, fabs(got - ref) / tol);
+      if (p->ha)
+        ck_assert_msg(memcmp(h + e * es, (unsigned char *)p->hh + e * es, (size_t)es) == 0,
+                      "%s: h[%lld][%lld] = %.9g, want x + residual = %.9g", what, (long long)i, (long long)j,
+                      (double)kt_load(p->dt, h, e), (double)kt_load(p->dt, p->hh, e));
+    }
+    if (p->ya != p->xa && i + 1 < p->M)
+      ck_assert_msg(poisoned(y, (size_t)(p->off + i * p->ld + p->N) * es, (size_t)(p->off + (i + 1) * p->ld) * es),
+                    "%s: y's row padding was written", what);
+    if (p->how == H_APART && i + 1 < p->M)
+      ck_assert_msg(poisoned(h, (size_t)(p->off + i * p->ld + p->N) * es, (size_t)(p->off + (i + 1) * p->ld) * es),
+                    "%s: h's row padding was written", what);
+  }
+  if (p->ya != p->xa)
+    ck_assert_msg(poisoned(y, (size_t)(p->off + (p->M - 1) * p->ld + p->N) * es, p->bytes), "%s: y's guard", what);
+  if (ybuf) *ybuf = y;
+  return worst;
+}
+
+START_TEST(residual_variant_matches_reference)
+{
+  kite_variant_info v;
+  KT_KITE_OK(kite_variant_get(_i, &v));
+  int64_t shape[16][2];
+  const int ns = variant_shapes(&v, shape);
+  double worst = 0;
+  char what[256];
+  for (int k = 0; k < ns; k++) {
+    rproblem p = rp_new(v.dtype, shape[k][0], shape[k][1], v.align == 16, k % 2 ? 1.f : 0.f,
+                        k % 2 ? H_NONE : H_APART, v.name, k);
+    snprintf(what, sizeof what, "%s M=%lld N=%lld %s", v.name, (long long)p.M, (long long)p.N,
+             res_case_names[p.how]);
+    rp_reset(&p);
+    kite_row_args a = rp_args(&p);
+    KT_KITE_OK(kite_run_variant(v.name, &a, 0));
+    unsigned char *y1, *y2;
+    worst = fmax(worst, rp_check(&p, what, &y1));
+    rp_reset(&p);
+    KT_KITE_OK(kite_run_variant(v.name, &a, 0));
+    rp_check(&p, what, &y2);
+    ck_assert_msg(memcmp(y1, y2, p.bytes) == 0, "%s: y differs between two runs", what);
+    kt_free_all();
+  }
+  printf("%-50s %2d shapes, worst error %.3f of tolerance\n", v.name, ns, worst);
+}
+END_TEST
+
+/* kite_rmsnorm_fwd_residual: every aliasing it allows, and no residual (plain
+   rmsnorm with w_offset), over short and long rows. */
+START_TEST(residual_entry_point)
+{
+  const kite_dtype dt = dtypes[_i % 3];
+  const int how = _i / 3 % RES_CASES;
+  static const int64_t shapes[][2] = { { 300, 1000 }, { 37, 4096 }, { 3, 70001 }, { 2000, 64 } };
+  const int sh = _i / 3 / RES_CASES;
+  rproblem p = rp_new(dt, shapes[sh][0], shapes[sh][1], sh % 2 == 0, how % 2 ? 1.f : 0.f, how, "res_entry", _i);
+  char what[200];
+  snprintf(what, sizeof what, "kite_rmsnorm_fwd_residual %s M=%lld N=%lld %s", kt_dtype_name(dt), (long long)p.M,
+           (long long)p.N, res_case_names[how]);
+  rp_reset(&p);
+  KT_KITE_OK(rp_entry(&p));
+  printf("%s: worst error %.3f of tolerance\n", what, rp_check(&p, what, NULL));
+}
+END_TEST
+
+START_TEST(residual_invalid_calls_touch_nothing)
+{
+  rproblem p = rp_new(KITE_BF16, 5, 1000, 1, 0.f, H_APART, "res_invalid", 0);
+  rp_reset(&p);
+  const int es = 2;
+  for (int k = 0;; k++) {
+    kite_row_args a = rp_args(&p);
+    const char *desc;
+    switch (k) {
+    case 0: desc = "h without a residual"; a.res = NULL; break;
+    case 1: desc = "ldres = N - 1"; a.ldres = a.N - 1; break;
+    case 2: desc = "ldh = N - 1"; a.ldh = a.N - 1; break;
+    case 3: desc = "residual one byte off"; a.res = (const char *)a.res + 1; break;
+    case 4: desc = "h one byte off"; a.h = (char *)a.h + 1; break;
+    case 5: desc = "h one element into x"; a.h = (char *)a.x + es; a.ldh = a.ldx; break;
+    case 6: desc = "h one element into the residual"; a.h = (char *)a.res + es; a.ldh = a.ldres; break;
+    case 7: desc = "y on the residual"; a.y = (void *)a.res; a.ldy = a.ldres; break;
+    case 8: desc = "y == h"; a.y = a.h; a.ldy = a.ldh; break;
+    case 9: desc = "w_offset NaN"; a.w_offset = NAN; break;
+    case 10: desc = "x NULL"; a.x = NULL; break;
+    case 11: desc = "h == x with another stride"; a.h = (void *)a.x; a.ldh = a.ldx + 8; break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    kite__fail(KITE_OK, "%s", "");
+    const kite_status s = kite_rmsnorm_fwd_residual(KITE_BF16, a.M, a.N, a.x, a.ldx, a.res, a.ldres, a.w, a.w_offset,
+                                                    a.eps, a.y, a.ldy, a.h, a.ldh, a.rstd, 0);
+    ck_assert_msg(s == KITE_ERR_INVALID_ARG, "%s: got %s (%s)", desc, kite_status_str(s), kite_last_error());
+  }
+  KT_CUDA_CHECK(cudaDeviceSynchronize());
+  unsigned char *y = kt_halloc(p.bytes), *h = kt_halloc(p.bytes);
+  KT_CUDA_CHECK(cudaMemcpy(y, p.ya, p.bytes, cudaMemcpyDeviceToHost));
+  KT_CUDA_CHECK(cudaMemcpy(h, p.ha, p.bytes, cudaMemcpyDeviceToHost));
+  ck_assert_msg(poisoned(y, 0, p.bytes) && poisoned(h, 0, p.bytes), "an invalid call wrote y or h");
+  KT_KITE_OK(rp_entry(&p));
+  rp_check(&p, "the valid call after the invalid ones", NULL);
+}
+END_TEST
+
+START_TEST(no_cuda_error_left)
+{
+  KT_CUDA_CHECK(cudaDeviceSynchronize());
+  KT_CUDA_CHECK(cudaGetLastError());
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("norm");
+  const char *only = getenv("KITE_TEST_ONLY");
+  TCase *tv = kt_gpu_tcase(s, "variants");
+  tcase_set_timeout(tv, 0);
+  for (int32_t i = 0; i < kite_variant_count(); i++) {
+    kite_variant_info info;
+    if (kite_variant_get(i, &info) != KITE_OK || (only && fnmatch(only, info.name, 0) != 0)) continue;
+    if (strcmp(info.op, "rmsnorm_bwd") == 0) KT_ADD_LOOP(tv, variant_matches_reference, i, i + 1);
+    if (strcmp(info.op, "rmsnorm_res") == 0) KT_ADD_LOOP(tv, residual_variant_matches_reference, i, i + 1);
+  }
+  if (!only) {
+    KT_ADD_LOOP(kt_gpu_tcase(s, "entry"), entry_point, 0, N_ENTRY * 3);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "diff"), central_differences, 0, 2);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "res_entry"), residual_entry_point, 0, 3 * RES_CASES * 4);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "res_invalid"), residual_invalid_calls_touch_nothing, 0, 1);
+  }
+  KT_ADD_LOOP(kt_gpu_tcase(s, "final"), no_cuda_error_left, 0, 1);
+  char why[256];
+  if (!kt_gpu_usable(why, sizeof why)) {
+    printf("KITE_SKIPPED: %d (no CUDA device: %s)\n", *kt_ncases(), why);
+    srunner_free(srunner_create(s));
+    return EXIT_SUCCESS;
+  }
+  kt_seed();
+  kt_backtrace_on_crash();
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_ENV);
+  const int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
