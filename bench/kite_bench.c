@@ -353,20 +353,18 @@ static kite_row_args row_args(const struct bench *b, const struct shape *s, int 
       a.w = b->w;
       a.eps = RMS_EPS;
     }
-    if (strcmp(s->op, "rmsnorm_bwd") == 0) {   /* dy as softmax_bwd's; dw through the workspace */
+    if (strcmp(s->op, "softmax_bwd") == 0 || strcmp(s->op, "rmsnorm_bwd") == 0) {
+      a.dy = b->x + (size_t)((set + b->nsets / 2) % b->nsets) * b->x_stride;   /* another set's x: cold */
+      a.lddy = s->N;
+    }
+    if (strcmp(s->op, "rmsnorm_bwd") == 0) {   /* dw through the workspace */
       a.w = b->w;
       a.rstd = b->rstd;
-      a.dy = b->x + (size_t)((set + b->nsets / 2) % b->nsets) * b->x_stride;
-      a.lddy = s->N;
       a.dw = b->dw;
       a.partials = b->ws;
       size_t need = 0;   /* the partial rows the entry point would use */
       if (kite_rmsnorm_bwd_workspace(s->M, s->N, &need) != KITE_OK) die("%s", kite_last_error());
       a.parts = (int64_t)(need / (round_up((size_t)s->N, 4) * sizeof(float)));
-    }
-    if (strcmp(s->op, "softmax_bwd") == 0) {   /* dy: another set's x, half the rotation away (cold) */
-      a.dy = b->x + (size_t)((set + b->nsets / 2) % b->nsets) * b->x_stride;
-      a.lddy = s->N;
     }
     if (strcmp(s->op, "cross_entropy_bwd") == 0) {   /* lse: the loss buffer's floats; no dloss */
       a.target = b->tgt + (size_t)set * b->rows_cap;

@@ -86,14 +86,25 @@ static int kite_row_apart(const kite_row_args *a, const void *in, int64_t ldin, 
   return !kite__spans_overlap(is, ys);
 }
 
+/* Floats between rmsnorm_bwd's partial rows (the kernels' partial_ld): N rounded up to 16 bytes. */
+static int64_t kite_partial_ld(int64_t n) { return (n + 3) / 4 * 4; }
+
+/* Bytes of `parts` partial rows of n floats. */
+static size_t kite_partials_bytes(int64_t parts, int64_t n)
+{
+  return (size_t)parts * (size_t)kite_partial_ld(n) * sizeof(float);
+}
+
 /* dw (N floats), the workspace (parts partial rows) and dx: pairwise apart. */
-static int kite_dw_apart(const kite_row_args *a, int es)
+static kite_status kite_check_dw(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
   uintptr_t dw[2], ws[2], ys[2];
   kite__span(a->dw, 1, a->N, a->N, 4, dw);
-  kite__span(a->partials, a->parts, (a->N + 3) / 4 * 4, (a->N + 3) / 4 * 4, 4, ws);
+  kite__span(a->partials, a->parts, kite_partial_ld(a->N), kite_partial_ld(a->N), 4, ws);
   kite__span(a->y, a->M, a->N, a->ldy, es, ys);
-  return !kite__spans_overlap(dw, ws) && !kite__spans_overlap(dw, ys) && !kite__spans_overlap(ws, ys);
+  if (kite__spans_overlap(dw, ws) || kite__spans_overlap(dw, ys) || kite__spans_overlap(ws, ys))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw, the workspace and %s must not overlap", op->name, op->y_name);
+  return KITE_OK;
 }
 
 /* rmsnorm_res: y apart from the residual and h; h apart from, or the very
@@ -143,8 +154,7 @@ static kite_status kite_check_layout(const struct kite_row_op *op, const kite_ro
   if (res && !kite_res_apart(a, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: y overlaps the residual or h, or h partly overlaps x or the "
                       "residual (h may be x or the residual itself, y may be x itself)", op->name);
-  if ((op->uses & KITE_ROW_DW) && a->dw && !kite_dw_apart(a, es))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw, the workspace and %s must not overlap", op->name, op->y_name);
+  if ((op->uses & KITE_ROW_DW) && a->dw) return kite_check_dw(op, a, es);
   return KITE_OK;
 }
 
@@ -308,7 +318,7 @@ kite_status kite_rmsnorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes)
   if (M == 0 || N == 0) return KITE_OK;
   int64_t parts;
   const kite_status s = kite_rmsnorm_bwd_parts(M, &parts);
-  if (s == KITE_OK) *bytes = (size_t)parts * (size_t)((N + 3) / 4 * 4) * sizeof(float);
+  if (s == KITE_OK) *bytes = kite_partials_bytes(parts, N);
   return s;
 }
 
@@ -320,16 +330,17 @@ kite_status kite_rmsnorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void 
   kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = dx, .ldy = lddx, .w = w, .w_offset = w_offset,
                       .rstd = (float *)rstd, .dy = dy, .lddy = lddy, .dw = dw, .partials = workspace,
                       .parts = 1 };
+  const struct kite_row_op *op = kite_row_op_of("rmsnorm_bwd");
   int noop;
-  kite_status s = kite_row_check(kite_row_op_of("rmsnorm_bwd"), dtype, &a, &noop);
+  kite_status s = kite_row_check(op, dtype, &a, &noop);   /* dw's overlaps with one partial row so far */
   if (s != KITE_OK || noop) return s;
   if (dw) {
     if ((s = kite_rmsnorm_bwd_parts(M, &a.parts)) != KITE_OK) return s;
-    const size_t need = (size_t)a.parts * (size_t)((N + 3) / 4 * 4) * sizeof(float);
+    const size_t need = kite_partials_bytes(a.parts, N);
     if (workspace_bytes < need)
       return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_bwd: the workspace has %zu bytes, M=%lld N=%lld need %zu "
                         "(kite_rmsnorm_bwd_workspace)", workspace_bytes, (long long)M, (long long)N, need);
-    if ((s = kite_row_check(kite_row_op_of("rmsnorm_bwd"), dtype, &a, &noop)) != KITE_OK) return s;   /* overlaps */
+    if ((s = kite_check_dw(op, &a, kite__dtype_size(dtype))) != KITE_OK) return s;   /* with all of them */
   }
   return kite_row_dispatch("rmsnorm_bwd", dtype, &a, stream);
 }
