@@ -42,6 +42,7 @@
 #                                            three backward ops' tune (bwd*.tsv in $OUT)
 #   bash bench/device_run.sh final9          test_norm and test_gpu's changed partitions, then the backward
 #                                            ops and rmsnorm against torch.compile (summary.txt in $OUT)
+#   bash bench/device_run.sh ln10            layernorm (branch issue5-layernorm): test_norm's cases, torch.compile
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -622,6 +623,25 @@ final9() {
   { echo "vs_torch rc=$? ($(left) s left)"; grep -A40 "^op  " "$OUT/vs_torch.txt" | head -40; } | tee -a "$OUT/summary.txt"
 }
 
+# Session 10 (branch issue5-layernorm): layernorm's first GPU run: its variants
+# by dtype, entry and invalid cases, then torch.compile (summary.txt in $OUT).
+ln10() {
+  left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) dt c
+  for dt in bf16 f16 f32; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="layernorm_${dt}_*" timeout 200 build/test_norm >"/tmp/ln.$dt.log" 2>&1 &
+  done
+  for c in ln_entry ln_invalid; do CK_RUN_CASE=$c timeout 200 build/test_norm >"/tmp/ln.$c.log" 2>&1 & done
+  wait
+  cat /tmp/ln.*.log >"$OUT/test_ln.log"
+  { echo "layernorm tests: $(( $(date +%s) - t0 )) s"
+    grep -E "^[0-9]+%: Checks" "$OUT/test_ln.log" | awk '{ c += $3; x += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, x, e }'
+    grep -E ":[EF]:|crashed" "$OUT/test_ln.log" | cut -c1-260 | head -6; } | tee -a "$OUT/summary.txt"
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op layernorm \
+    --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch_ln.csv" >"$OUT/vs_torch_ln.txt" 2>&1
+  { echo "vs_torch rc=$? ($(left) s left)"; grep -A10 "^op  " "$OUT/vs_torch_ln.txt"; } | tee -a "$OUT/summary.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -656,5 +676,6 @@ case $stage in
   first9) norm9; gpu_parallel; row_sass ;;
   measure9) measure9 ;;
   final9) final9 ;;
+  ln10) ln10 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

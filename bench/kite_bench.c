@@ -37,8 +37,8 @@
 #define CE_IGNORE (-100)
 
 static const char *const ALL_OPS[] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd",
-                                       "rmsnorm_bwd" };
-#define N_ALL_OPS 6
+                                       "rmsnorm_bwd", "layernorm" };
+#define N_ALL_OPS 7
 
 /* Ops that read targets (set_targets fills them per shape). */
 static int uses_targets(const char *op) { return strncmp(op, "cross_entropy", 13) == 0; }
@@ -70,7 +70,7 @@ static void usage(FILE *f)
     "Times kite's row ops against a device-to-device copy of the same bytes.\n"
     "  --dtype bf16|f16|f32   element type (default bf16)\n"
     "  --op NAME[,NAME..]     rmsnorm, softmax, cross_entropy (or ce), softmax_bwd,\n"
-    "                         cross_entropy_bwd, rmsnorm_bwd, all (default all)\n"
+    "                         cross_entropy_bwd, rmsnorm_bwd, layernorm, all (default all)\n"
     "  --n LIST               row lengths, comma-separated; 2^k allowed\n"
     "                         (default 1024,4096,16384,65536,262144)\n"
     "  --elems E              total elements M*N per problem, 2^k or a number (default 2^28);\n"
@@ -349,9 +349,10 @@ static kite_row_args row_args(const struct bench *b, const struct shape *s, int 
   } else {
     a.y = b->y + (size_t)set * b->x_stride;
     a.ldy = s->N;
-    if (strcmp(s->op, "rmsnorm") == 0) {
+    if (strcmp(s->op, "rmsnorm") == 0 || strcmp(s->op, "layernorm") == 0) {   /* layernorm: w as its bias too */
       a.w = b->w;
       a.eps = RMS_EPS;
+      if (s->op[0] == 'l') a.b = b->w;
     }
     if (strcmp(s->op, "softmax_bwd") == 0 || strcmp(s->op, "rmsnorm_bwd") == 0) {
       a.dy = b->x + (size_t)((set + b->nsets / 2) % b->nsets) * b->x_stride;   /* another set's x: cold */
@@ -396,6 +397,8 @@ static kite_status launch(const struct bench *b, const struct shape *s, enum how
   if (strcmp(s->op, "cross_entropy_bwd") == 0)
     return kite_cross_entropy_bwd(d, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.lse, a.dloss, a.y, a.ldy,
                                   b->stream);
+  if (strcmp(s->op, "layernorm") == 0)
+    return kite_layernorm_fwd(d, a.M, a.N, a.x, a.ldx, a.w, a.b, a.eps, a.y, a.ldy, NULL, NULL, b->stream);
   if (strcmp(s->op, "rmsnorm_bwd") == 0)
     return kite_rmsnorm_bwd(d, a.M, a.N, a.x, a.ldx, a.w, a.w_offset, a.rstd, a.dy, a.lddy, a.y, a.ldy, a.dw,
                             a.partials, b->ws_bytes, b->stream);
@@ -485,6 +488,7 @@ static double bytes_moved(const struct bench *b, const struct shape *s)
 {
   double mn = (double)s->M * (double)s->N * b->es;
   if (strcmp(s->op, "rmsnorm") == 0) return 2 * mn + (double)s->N * b->es;
+  if (strcmp(s->op, "layernorm") == 0) return 2 * mn + 2.0 * (double)s->N * b->es;   /* x, y; w and b */
   if (strcmp(s->op, "softmax") == 0) return 2 * mn;
   if (strcmp(s->op, "softmax_bwd") == 0) return 3 * mn;   /* y and dy read, dx written */
   if (strcmp(s->op, "rmsnorm_bwd") == 0)   /* x, dy read, dx written; w, rstd read, dw written */

@@ -35,7 +35,7 @@ import statistics
 import sys
 import time
 
-OPS = ("rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd", "rmsnorm_bwd")
+OPS = ("rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd", "rmsnorm_bwd", "layernorm")
 DEFAULT_NS = (1024, 4096, 16384, 65536, 262144)
 EPS = 1e-6
 IGNORE_INDEX = -100
@@ -43,7 +43,7 @@ KITE_DTYPE = {"bf16": 0, "f16": 1, "f32": 2}
 # allclose tolerances of kite against an f32 reference: (rtol, atol); softmax's
 # atol is scaled by 1/N below (its values are about 1/N).
 TOL = {"rmsnorm": (2e-2, 2e-2), "softmax": (2e-2, 1e-3), "cross_entropy": (1e-3, 1e-3),
-       "softmax_bwd": (2e-2, 1e-3), "cross_entropy_bwd": (2e-2, 1e-3), "rmsnorm_bwd": (2e-2, 2e-2)}
+       "softmax_bwd": (2e-2, 1e-3), "cross_entropy_bwd": (2e-2, 1e-3), "rmsnorm_bwd": (2e-2, 2e-2), "layernorm": (2e-2, 2e-2)}
 
 
 def log(*a):
@@ -104,6 +104,8 @@ class Kite:
                                        ctypes.c_size_t, vp]
         L.kite_rmsnorm_bwd_workspace.restype = ci
         L.kite_rmsnorm_bwd_workspace.argtypes = [i64, i64, ctypes.POINTER(ctypes.c_size_t)]
+        L.kite_layernorm_fwd.restype = ci
+        L.kite_layernorm_fwd.argtypes = [ci, i64, i64, vp, i64, vp, vp, ctypes.c_float, vp, i64, vp, vp, vp]
         L.kite_explain.restype = ci
         L.kite_explain.argtypes = [ctypes.c_char_p, ci, i64, i64, i64, ctypes.c_char_p, ctypes.c_size_t]
 
@@ -225,7 +227,8 @@ def torch_fns(torch, F):
         return dx.to(x.dtype), (dy.float() * xh).sum(0)
     return {"rmsnorm": rmsnorm, "softmax": softmax, "cross_entropy": cross_entropy,
             "softmax_bwd": softmax_bwd, "cross_entropy_bwd": cross_entropy_bwd,
-            "rmsnorm_bwd": rmsnorm_bwd}, rms_desc
+            "rmsnorm_bwd": rmsnorm_bwd,
+            "layernorm": lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, EPS)}, rms_desc
 
 
 def reference(torch, F, op, x, w, t):
@@ -234,6 +237,8 @@ def reference(torch, F, op, x, w, t):
         return xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()
     if op == "softmax":
         return torch.softmax(xf, dim=-1)
+    if op == "layernorm":   # w doubles as the bias
+        return F.layer_norm(xf, (xf.shape[-1],), w.float(), w.float(), EPS)
     if op == "softmax_bwd":   # x: the forward's output y, w: dy
         wf = w.float()
         return xf * (wf - (xf * wf).sum(-1, keepdim=True))
@@ -251,6 +256,8 @@ def bytes_moved(op, M, N, es):
         return 3 * M * N * es
     if op == "cross_entropy_bwd":
         return 2 * M * N * es + M * 12
+    if op == "layernorm":   # x read, y written; w and b
+        return 2 * M * N * es + 2 * N * es
     if op == "rmsnorm_bwd":   # x, dy read, dx written; w, rstd read, dw (f32) written
         return 3 * M * N * es + N * (es + 4) + M * 4
     return M * N * es + M * 12
@@ -352,6 +359,15 @@ def main():
 
                 def torch_args():
                     return (x, t, lse)
+            elif op == "layernorm":   # w as the bias too
+                def kite_fn():
+                    kite.check(kite.lib.kite_layernorm_fwd(kd, M, N, x.data_ptr(), N, w.data_ptr(), w.data_ptr(),
+                                                           EPS, y.data_ptr(), N, None, None, stream),
+                               "kite_layernorm_fwd")
+                    return y
+
+                def torch_args():
+                    return (x, w, w)
             elif op == "rmsnorm_bwd":
                 dy = torch.randn(M, N, device="cuda", dtype=dtype, generator=gen)
                 rstd = torch.rsqrt(x.float().pow(2).mean(-1) + EPS)

@@ -58,6 +58,13 @@ kite_status kite_rmsnorm_fwd_residual(kite_dtype dtype, int64_t M, int64_t N, co
                                       float eps, void *y, int64_t ldy, void *h, int64_t ldh, float *rstd,
                                       cudaStream_t stream);
 
+/* y = (x - mean) * rsqrt(var + eps) * w + b row by row, the variance about the mean (biased, as
+   torch's).  w and b have N elements of dtype; b may be NULL (no bias).  mean and rstd (M floats
+   each) may be NULL.  y may be x itself.  Computed in f32. */
+kite_status kite_layernorm_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                               const void *w, const void *b, float eps, void *y, int64_t ldy, float *mean,
+                               float *rstd, cudaStream_t stream);
+
 /* y = softmax(x) along each row, computed in f32. */
 kite_status kite_softmax_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
                              void *y, int64_t ldy, cudaStream_t stream);
@@ -99,7 +106,7 @@ kite_status kite_rmsnorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void 
 kite_status kite_rmsnorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes);
 
 /* The variant kite would launch for this problem, and why (tuned rule or heuristic); no launch.
-   op is "rmsnorm", "rmsnorm_res", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd",
+   op is "rmsnorm", "rmsnorm_res", "layernorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd",
    "rmsnorm_bwd" (row ops: M rows of N, K ignored) or "gemm"
    (dtype is that of A, B and C alike).  Pointers and strides are taken as 16-byte aligned.
    Writes a one-line text into buf (truncated to len). */
@@ -127,6 +134,8 @@ typedef struct kite_row_args {
   float w_offset;                  /* rmsnorm, rmsnorm_res, rmsnorm_bwd: the weight is w + w_offset */
   const void *res; int64_t ldres;  /* rmsnorm_res: the residual added to x */
   void *h; int64_t ldh;            /* rmsnorm_res, optional: x + res as stored */
+  const void *b;                   /* layernorm, optional: the bias (N elements) */
+  float *mean;                     /* layernorm, optional: each row's mean (rstd: its 1/sqrt(var + eps)) */
   float *dw;                       /* rmsnorm_bwd, optional: w's gradient, N floats (rstd is the
                                       forward's, dy the incoming gradient, y receives dx) */
   float *partials; int64_t parts;  /* rmsnorm_bwd with dw: room for `parts` partial rows of N

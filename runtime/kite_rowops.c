@@ -7,7 +7,7 @@
 
 /* What an op reads and writes besides x. */
 enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4, KITE_ROW_DY = 8, KITE_ROW_LSE = 16, KITE_ROW_DW = 32,
-       KITE_ROW_RES = 64 };
+       KITE_ROW_RES = 64, KITE_ROW_LN = 128 };
 
 /* x_name, y_name: what the op's entry point calls the tensors in x and y. */
 struct kite_row_op {
@@ -24,6 +24,7 @@ static const struct kite_row_op kite_row_ops[] = {
   { "cross_entropy_bwd", KITE_ROW_Y | KITE_ROW_LSE, "x", "dx" },
   { "rmsnorm_bwd", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_DY | KITE_ROW_DW, "x", "dx" },
   { "rmsnorm_res", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_RES, "x", "y" },
+  { "layernorm", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_LN, "x", "y" },
 };
 
 /* Ops kite does not know (a user's own template) follow the plain x -> y contract. */
@@ -51,6 +52,9 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: residual is NULL", op->name);
   if ((op->uses & KITE_ROW_RES) && (kite__misaligned(a->res, es) || kite__misaligned(a->h, es)))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: residual and h must be aligned to their %d-byte elements",
+                      op->name, es);
+  if ((op->uses & KITE_ROW_LN) && (kite__misaligned(a->b, es) || kite__misaligned(a->mean, 4)))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: b must be aligned to its %d-byte elements, mean to 4 bytes",
                       op->name, es);
   if ((op->uses & KITE_ROW_DW) && !a->rstd)
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd (the forward's) is NULL", op->name);
@@ -184,12 +188,12 @@ static kite_status kite_row_check(const struct kite_row_op *op, kite_dtype dtype
 static int32_t kite_row_align(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
   const int y = (op->uses & KITE_ROW_Y) != 0, w = (op->uses & KITE_ROW_W) != 0, dy = (op->uses & KITE_ROW_DY) != 0;
-  const int res = (op->uses & KITE_ROW_RES) != 0, h = res && a->h;
-  const void *ptrs[6] = { a->x, y ? a->y : NULL, w ? a->w : NULL, dy ? a->dy : NULL, res ? a->res : NULL,
-                          h ? a->h : NULL };
+  const int res = (op->uses & KITE_ROW_RES) != 0, h = res && a->h, b = (op->uses & KITE_ROW_LN) != 0;
+  const void *ptrs[7] = { a->x, y ? a->y : NULL, w ? a->w : NULL, dy ? a->dy : NULL, res ? a->res : NULL,
+                          h ? a->h : NULL, b ? a->b : NULL };
   const int64_t strides[5] = { a->ldx * es, y ? a->ldy * es : 0, dy ? a->lddy * es : 0, res ? a->ldres * es : 0,
                                h ? a->ldh * es : 0 };
-  return kite__align_of(ptrs, 6, strides, a->M > 1 ? 5 : 0);
+  return kite__align_of(ptrs, 7, strides, a->M > 1 ? 5 : 0);
 }
 
 /* The dispatched variant launched on arguments already checked. */
@@ -250,6 +254,15 @@ kite_status kite_rmsnorm_fwd_residual(kite_dtype dtype, int64_t M, int64_t N, co
   if (residual) return kite_row_run("rmsnorm_res", dtype, &a, stream);
   if (h) return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_fwd_residual: h is given but the residual is NULL");
   return kite_row_run("rmsnorm", dtype, &a, stream);
+}
+
+kite_status kite_layernorm_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                               const void *w, const void *b, float eps, void *y, int64_t ldy, float *mean,
+                               float *rstd, cudaStream_t stream)
+{
+  const kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = y, .ldy = ldy, .w = w, .eps = eps,
+                            .rstd = rstd, .b = b, .mean = mean };
+  return kite_row_run("layernorm", dtype, &a, stream);
 }
 
 kite_status kite_softmax_fwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,

@@ -1191,7 +1191,7 @@ END_TEST
 
 
 /* Whether variant i gets a case here: every variant but the gemm ones, which
-   test_gemm runs, and rmsnorm_bwd's and rmsnorm_res's, which test_norm runs (an op this file has no reference for fails loudly rather
+   test_gemm runs, and rmsnorm_bwd's, rmsnorm_res's and layernorm's, which test_norm runs (an op this file has no reference for fails loudly rather
    than going untested); `huge`: only those past 262144 elements.
    KITE_TEST_ONLY=<glob> keeps the variants it names and drops the cases that
    are not a variant's, so that a device run can split the suite over
@@ -1201,7 +1201,8 @@ static int chosen(int32_t i, int huge)
   kite_variant_info info;
   if (kite_variant_get(i, &info) != KITE_OK) return !huge;
   /* test_gemm and test_norm run these */
-  if (strcmp(info.op, "gemm") == 0 || strncmp(info.op, "rmsnorm_", 8) == 0) return 0;
+  if (strcmp(info.op, "gemm") == 0 || strncmp(info.op, "rmsnorm_", 8) == 0 || strcmp(info.op, "layernorm") == 0)
+    return 0;
   if (huge && (info.n_max <= 262144 || op_of(info.op) < 0)) return 0;
   const char *only = getenv("KITE_TEST_ONLY");
   return !only || fnmatch(only, info.name, 0) == 0;

@@ -1,6 +1,6 @@
-/* test_norm.c - rmsnorm's backward (kite_rmsnorm_bwd) and its forward over a
- * residual stream (kite_rmsnorm_fwd_residual) on a GPU, against float64
- * references on the host.
+/* test_norm.c - rmsnorm's backward (kite_rmsnorm_bwd), its forward over a
+ * residual stream (kite_rmsnorm_fwd_residual) and layernorm's forward
+ * (kite_layernorm_fwd) on a GPU, against float64 references on the host.
  *
  * Without a usable sm_90 device it prints
  *     KITE_SKIPPED: <number of GPU test cases> (no CUDA device: <reason>)
@@ -21,7 +21,9 @@
  *   res_entry  kite_rmsnorm_fwd_residual: h apart, none, == residual, == x; y == x;
  *              no residual (rmsnorm with w_offset); each dtype, short and long rows
  *   res_invalid  its invalid calls touch nothing
- * The variants case runs rmsnorm_res's variants as well: h the exact bytes of
+ *   ln_entry   kite_layernorm_fwd with and without b, mean and rstd, in place
+ *   ln_invalid its invalid calls touch nothing
+ * The variants case runs rmsnorm_res's and layernorm's variants as well: h the exact bytes of
  * x + residual rounded to the dtype, y and rstd within tolerance, a second run
  * byte-identical.
  * One line per variant or case goes to stdout (sizes, worst error / tolerance). */
@@ -663,6 +665,208 @@ START_TEST(residual_invalid_calls_touch_nothing)
 }
 END_TEST
 
+/* ---- layernorm forward ------------------------------------------------------------------ */
+
+/* One layernorm problem: x around an offset (the mean matters), w, b; references. */
+typedef struct lproblem {
+  kite_dtype dt;
+  int64_t M, N, ld, off;
+  int with_b, with_stats, inplace;
+  size_t bytes;
+  void *xh, *wh, *bh;
+  void *xa, *ya, *wd, *bd;
+  float *meand, *rstdd;
+  double *y_ref, *y_tol, *mean_ref, *mean_tol, *rstd_ref;
+} lproblem;
+
+static lproblem lp_new(kite_dtype dt, int64_t M, int64_t N, int aligned, int with_b, int with_stats, int inplace,
+                       const char *tag, int64_t seq)
+{
+  lproblem p;
+  memset(&p, 0, sizeof p);
+  p.dt = dt, p.M = M, p.N = N, p.with_b = with_b, p.with_stats = with_stats, p.inplace = inplace;
+  p.ld = aligned ? round_up(N, 8) + 8 : N + 3;
+  p.off = aligned ? 8 : 1;
+  const int es = kt_dtype_size(dt);
+  p.bytes = (size_t)(p.off + (M - 1) * p.ld + N + GUARD) * (size_t)es;
+  kt_rng r = kt_rng_for(tag, seq);
+  p.xh = kt_halloc(p.bytes), p.wh = kt_halloc((size_t)N * es), p.bh = kt_halloc((size_t)N * es);
+  memset(p.xh, 0, p.bytes);
+  p.y_ref = kt_halloc((size_t)(M * N) * sizeof(double)), p.y_tol = kt_halloc((size_t)(M * N) * sizeof(double));
+  p.mean_ref = kt_halloc((size_t)M * sizeof(double)), p.mean_tol = kt_halloc((size_t)M * sizeof(double));
+  p.rstd_ref = kt_halloc((size_t)M * sizeof(double));
+  double wmax = 0;
+  for (int64_t j = 0; j < N; j++) {
+    wmax = fmax(wmax, fabs(kt_store(dt, p.wh, j, (float)(1.0 + 0.5 * kt_normal(&r)))));
+    kt_store(dt, p.bh, j, with_b ? (float)(0.5 * kt_normal(&r)) : 0.f);
+  }
+  for (int64_t i = 0; i < M; i++) {
+    const double shift = 8.0 * kt_uniform(&r) - 4.0, scale = exp(2.0 * kt_uniform(&r) - 1.0);
+    double sum = 0, xmax = 0;
+    for (int64_t j = 0; j < N; j++) {
+      const double v = kt_store(dt, p.xh, p.off + i * p.ld + j, (float)(shift + scale * kt_normal(&r)));
+      sum += v;
+      xmax = fmax(xmax, fabs(v));
+    }
+    const double mean = sum / (double)N;
+    double var = 0;
+    for (int64_t j = 0; j < N; j++) {
+      const double d = kt_load(dt, p.xh, p.off + i * p.ld + j) - mean;
+      var += d * d;
+    }
+    const double rs = 1.0 / sqrt(var / (double)N + EPS);
+    p.mean_ref[i] = mean, p.rstd_ref[i] = rs;
+    p.mean_tol[i] = 1e-5 * xmax + 1e-30;
+    for (int64_t j = 0; j < N; j++) {
+      const double x = kt_load(dt, p.xh, p.off + i * p.ld + j);
+      const double ref = (x - mean) * rs * kt_load(dt, p.wh, j) + kt_load(dt, p.bh, j);
+      p.y_ref[i * N + j] = ref;
+      p.y_tol[i * N + j] = fy_rtol(dt) * fabs(ref) + 3e-5 * rs * xmax * wmax + 1e-30;
+    }
+  }
+  p.xa = kt_dalloc(p.bytes), p.wd = kt_dalloc((size_t)N * es), p.bd = kt_dalloc((size_t)N * es);
+  p.ya = inplace ? p.xa : kt_dalloc(p.bytes);
+  p.meand = kt_dalloc((size_t)M * sizeof(float)), p.rstdd = kt_dalloc((size_t)M * sizeof(float));
+  return p;
+}
+
+static void lp_reset(lproblem *p)
+{
+  if (!p->inplace) KT_CUDA_CHECK(cudaMemset(p->ya, POISON, p->bytes));
+  KT_CUDA_CHECK(cudaMemcpy(p->xa, p->xh, p->bytes, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(p->wd, p->wh, (size_t)p->N * kt_dtype_size(p->dt), cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(p->bd, p->bh, (size_t)p->N * kt_dtype_size(p->dt), cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemset(p->meand, POISON, (size_t)p->M * sizeof(float)));
+  KT_CUDA_CHECK(cudaMemset(p->rstdd, POISON, (size_t)p->M * sizeof(float)));
+}
+
+static kite_row_args lp_args(const lproblem *p)
+{
+  kite_row_args a;
+  memset(&a, 0, sizeof a);
+  const int64_t off = p->off * kt_dtype_size(p->dt);
+  a.M = p->M, a.N = p->N, a.eps = EPS, a.w = p->wd, a.b = p->with_b ? p->bd : NULL;
+  a.x = (char *)p->xa + off, a.ldx = p->ld, a.y = (char *)p->ya + off, a.ldy = p->ld;
+  if (p->with_stats) a.mean = p->meand, a.rstd = p->rstdd;
+  return a;
+}
+
+/* y, mean and rstd within tolerance (mean and rstd untouched when not asked
+   for); y's padding and guard untouched.  Returns y's worst error over tolerance. */
+static double lp_check(const lproblem *p, const char *what, unsigned char **ybuf)
+{
+  const int es = kt_dtype_size(p->dt);
+  KT_CUDA_CHECK(cudaDeviceSynchronize());
+  unsigned char *y = kt_halloc(p->bytes);
+  float *mean = kt_halloc((size_t)p->M * sizeof(float)), *rstd = kt_halloc((size_t)p->M * sizeof(float));
+  KT_CUDA_CHECK(cudaMemcpy(y, p->ya, p->bytes, cudaMemcpyDeviceToHost));
+  KT_CUDA_CHECK(cudaMemcpy(mean, p->meand, (size_t)p->M * sizeof(float), cudaMemcpyDeviceToHost));
+  KT_CUDA_CHECK(cudaMemcpy(rstd, p->rstdd, (size_t)p->M * sizeof(float), cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (int64_t i = 0; i < p->M; i++) {
+    if (p->with_stats) {
+      ck_assert_msg(fabs(mean[i] - p->mean_ref[i]) <= p->mean_tol[i], "%s: mean[%lld] = %.9g, want %.9g", what,
+                    (long long)i, (double)mean[i], p->mean_ref[i]);
+      ck_assert_msg(fabs(rstd[i] - p->rstd_ref[i]) <= 3e-5 * p->rstd_ref[i], "%s: rstd[%lld] = %.9g, want %.9g",
+                    what, (long long)i, (double)rstd[i], p->rstd_ref[i]);
+    }
+    for (int64_t j = 0; j < p->N; j++) {
+      const double got = kt_load(p->dt, y, p->off + i * p->ld + j), ref = p->y_ref[i * p->N + j];
+      const double q = fabs(got - ref) / p->y_tol[i * p->N + j];
+      ck_assert_msg(q <= 1.0, "%s: y[%lld][%lld] = %.9g, want %.9g", what, (long long)i, (long long)j, got, ref);
+      worst = fmax(worst, q);
+    }
+    if (!p->inplace && i + 1 < p->M)
+      ck_assert_msg(poisoned(y, (size_t)(p->off + i * p->ld + p->N) * es, (size_t)(p->off + (i + 1) * p->ld) * es),
+                    "%s: y's row padding was written", what);
+  }
+  if (!p->inplace)
+    ck_assert_msg(poisoned(y, (size_t)(p->off + (p->M - 1) * p->ld + p->N) * es, p->bytes), "%s: y's guard", what);
+  if (!p->with_stats)
+    ck_assert_msg(poisoned((unsigned char *)mean, 0, (size_t)p->M * 4) && poisoned((unsigned char *)rstd, 0,
+                                                                                   (size_t)p->M * 4),
+                  "%s: mean or rstd written though not asked for", what);
+  if (ybuf) *ybuf = y;
+  return worst;
+}
+
+START_TEST(layernorm_variant_matches_reference)
+{
+  kite_variant_info v;
+  KT_KITE_OK(kite_variant_get(_i, &v));
+  int64_t shape[16][2];
+  const int ns = variant_shapes(&v, shape);
+  double worst = 0;
+  char what[256];
+  for (int k = 0; k < ns; k++) {
+    lproblem p = lp_new(v.dtype, shape[k][0], shape[k][1], v.align == 16, k % 2 == 0, k % 3 != 1, 0, v.name, k);
+    snprintf(what, sizeof what, "%s M=%lld N=%lld%s%s", v.name, (long long)p.M, (long long)p.N,
+             p.with_b ? " b" : "", p.with_stats ? " stats" : "");
+    lp_reset(&p);
+    kite_row_args a = lp_args(&p);
+    KT_KITE_OK(kite_run_variant(v.name, &a, 0));
+    unsigned char *y1, *y2;
+    worst = fmax(worst, lp_check(&p, what, &y1));
+    lp_reset(&p);
+    KT_KITE_OK(kite_run_variant(v.name, &a, 0));
+    lp_check(&p, what, &y2);
+    ck_assert_msg(memcmp(y1, y2, p.bytes) == 0, "%s: y differs between two runs", what);
+    kt_free_all();
+  }
+  printf("%-50s %2d shapes, worst error %.3f of tolerance\n", v.name, ns, worst);
+}
+END_TEST
+
+START_TEST(layernorm_entry_point)
+{
+  static const struct { int64_t M, N; int b, stats, inplace; } cases[] = {
+    { 300, 1000, 1, 1, 0 }, { 37, 4096, 0, 1, 0 }, { 3, 70001, 1, 0, 1 }, { 2000, 64, 0, 0, 0 }, { 5, 16385, 1, 1, 1 },
+  };
+  const kite_dtype dt = dtypes[_i % 3];
+  const int c = _i / 3;
+  lproblem p = lp_new(dt, cases[c].M, cases[c].N, c % 2 == 0, cases[c].b, cases[c].stats, cases[c].inplace,
+                      "ln_entry", _i);
+  const kite_row_args a = lp_args(&p);
+  char what[160];
+  snprintf(what, sizeof what, "kite_layernorm_fwd %s M=%lld N=%lld%s%s%s", kt_dtype_name(dt), (long long)p.M,
+           (long long)p.N, p.with_b ? " b" : "", p.with_stats ? " stats" : "", p.inplace ? " in place" : "");
+  lp_reset(&p);
+  KT_KITE_OK(kite_layernorm_fwd(dt, a.M, a.N, a.x, a.ldx, a.w, a.b, a.eps, a.y, a.ldy, a.mean, a.rstd, 0));
+  printf("%s: worst error %.3f of tolerance\n", what, lp_check(&p, what, NULL));
+}
+END_TEST
+
+START_TEST(layernorm_invalid_calls_touch_nothing)
+{
+  lproblem p = lp_new(KITE_BF16, 5, 1000, 1, 1, 1, 0, "ln_invalid", 0);
+  lp_reset(&p);
+  for (int k = 0;; k++) {
+    kite_row_args a = lp_args(&p);
+    const char *desc;
+    switch (k) {
+    case 0: desc = "w NULL"; a.w = NULL; break;
+    case 1: desc = "b one byte off"; a.b = (const char *)a.b + 1; break;
+    case 2: desc = "mean 2 bytes off"; a.mean = (float *)((char *)a.mean + 2); break;
+    case 3: desc = "eps NaN"; a.eps = NAN; break;
+    case 4: desc = "y one element into x"; a.y = (char *)a.x + 2; break;
+    case 5: desc = "ldy = N - 1"; a.ldy = a.N - 1; break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    const kite_status s = kite_layernorm_fwd(KITE_BF16, a.M, a.N, a.x, a.ldx, a.w, a.b, a.eps, a.y, a.ldy, a.mean,
+                                             a.rstd, 0);
+    ck_assert_msg(s == KITE_ERR_INVALID_ARG, "%s: got %s (%s)", desc, kite_status_str(s), kite_last_error());
+  }
+  KT_CUDA_CHECK(cudaDeviceSynchronize());
+  unsigned char *y = kt_halloc(p.bytes);
+  KT_CUDA_CHECK(cudaMemcpy(y, p.ya, p.bytes, cudaMemcpyDeviceToHost));
+  ck_assert_msg(poisoned(y, 0, p.bytes), "an invalid call wrote y");
+  const kite_row_args a = lp_args(&p);
+  KT_KITE_OK(kite_layernorm_fwd(KITE_BF16, a.M, a.N, a.x, a.ldx, a.w, a.b, a.eps, a.y, a.ldy, a.mean, a.rstd, 0));
+  lp_check(&p, "the valid call after the invalid ones", NULL);
+}
+END_TEST
+
 START_TEST(no_cuda_error_left)
 {
   KT_CUDA_CHECK(cudaDeviceSynchronize());
@@ -681,6 +885,7 @@ int main(void)
     if (kite_variant_get(i, &info) != KITE_OK || (only && fnmatch(only, info.name, 0) != 0)) continue;
     if (strcmp(info.op, "rmsnorm_bwd") == 0) KT_ADD_LOOP(tv, variant_matches_reference, i, i + 1);
     if (strcmp(info.op, "rmsnorm_res") == 0) KT_ADD_LOOP(tv, residual_variant_matches_reference, i, i + 1);
+    if (strcmp(info.op, "layernorm") == 0) KT_ADD_LOOP(tv, layernorm_variant_matches_reference, i, i + 1);
   }
   if (!only) {
     KT_ADD_LOOP(kt_gpu_tcase(s, "entry"), entry_point, 0, N_ENTRY * 3);
@@ -688,6 +893,8 @@ int main(void)
     KT_ADD_LOOP(kt_gpu_tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
     KT_ADD_LOOP(kt_gpu_tcase(s, "res_entry"), residual_entry_point, 0, 3 * RES_CASES * 4);
     KT_ADD_LOOP(kt_gpu_tcase(s, "res_invalid"), residual_invalid_calls_touch_nothing, 0, 1);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "ln_entry"), layernorm_entry_point, 0, 5 * 3);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "ln_invalid"), layernorm_invalid_calls_touch_nothing, 0, 1);
   }
   KT_ADD_LOOP(kt_gpu_tcase(s, "final"), no_cuda_error_left, 0, 1);
   char why[256];

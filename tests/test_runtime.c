@@ -1923,11 +1923,49 @@ START_TEST(rmsnorm_residual_arguments)
 }
 END_TEST
 
-/* Every N from 1 to ROW_N_MAX has an rmsnorm_bwd and an rmsnorm_res variant, for element-aligned and
-   16-byte-aligned data. */
+/* kite_layernorm_fwd's checks with fake pointers (the valid calls stop at the device). */
+START_TEST(layernorm_arguments)
+{
+  const kite_dtype dt = row_dtypes[_i];
+  const uint64_t before = kite__launch_count();
+  for (int k = 0;; k++) {
+    const void *x = FX, *w = FW, *b = FDY;
+    void *y = FY;
+    float *mean = FLSE, eps = 1e-5f;
+    int64_t ldy = 1024;
+    const char *desc;
+    switch (k) {
+    case 0: desc = "x NULL"; x = NULL; break;
+    case 1: desc = "w NULL"; w = NULL; break;
+    case 2: desc = "b one byte off"; b = cpy(FDY, 1); break;
+    case 3: desc = "mean 2 bytes off"; mean = (float *)cpy(FLSE, 2); break;
+    case 4: desc = "eps negative"; eps = -1.f; break;
+    case 5: desc = "ldy = N - 1"; ldy = 999; break;
+    case 6: desc = "y one element into x"; y = cpy(FX, kt_dtype_size(dt)); break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    kite__fail(KITE_OK, "%s", "");
+    const kite_status s = kite_layernorm_fwd(dt, 4, 1000, x, 1024, w, b, eps, y, ldy, mean, FRSTD, 0);
+    ck_assert_msg(s == KITE_ERR_INVALID_ARG, "layernorm %s, %s: got %s (%s)", kt_dtype_name(dt), desc,
+                  kite_status_str(s), kite_last_error());
+  }
+  expect_valid_no_gpu(kite_layernorm_fwd(dt, 4, 1000, FX, 1024, FW, FDY, 1e-5f, FY, 1024, FLSE, FRSTD, 0),
+                      "layernorm, a valid call");
+  expect_valid_no_gpu(kite_layernorm_fwd(dt, 4, 1000, FX, 1024, FW, NULL, 1e-5f, FX, 1024, NULL, NULL, 0),
+                      "layernorm in place, no b, no stats");
+  KT_KITE_EXPECT(kite_layernorm_fwd(KITE_E4M3, 4, 1000, FX, 1024, FW, NULL, 1e-5f, FY, 1024, NULL, NULL, 0),
+                 KITE_ERR_UNSUPPORTED);
+  KT_KITE_OK(kite_layernorm_fwd(dt, 0, 1000, NULL, 0, NULL, NULL, 0.f, NULL, 0, NULL, NULL, 0));
+  ck_assert_msg(kite__launch_count() == before, "layernorm launched without a GPU");
+}
+END_TEST
+
+/* Every N from 1 to ROW_N_MAX has an rmsnorm_bwd, an rmsnorm_res and a layernorm variant, for
+   element-aligned and 16-byte-aligned data. */
 START_TEST(rmsnorm_bwd_covers_every_n)
 {
-  const char *op = _i == 0 ? "rmsnorm_bwd" : "rmsnorm_res";
+  const char *op = _i == 0 ? "rmsnorm_bwd" : _i == 1 ? "rmsnorm_res" : "layernorm";
   for (int d = 0; d < 3; d++)
     for (int32_t align = kt_dtype_size(row_dtypes[d]); align <= 16; align *= 2) {
       int64_t n = 1;
@@ -1962,8 +2000,9 @@ int main(void)
   tcase_add_test(tc, gemm_variant_alignment);
   tcase_add_test(tc, gemm_empty_products_launch_nothing);
   tcase_add_loop_test(tc, rmsnorm_bwd_arguments, 0, 3);
-  tcase_add_loop_test(tc, rmsnorm_bwd_covers_every_n, 0, 2);
+  tcase_add_loop_test(tc, rmsnorm_bwd_covers_every_n, 0, 3);
   tcase_add_loop_test(tc, rmsnorm_residual_arguments, 0, 3);
+  tcase_add_loop_test(tc, layernorm_arguments, 0, 3);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("gemm_dispatch");

@@ -42,6 +42,7 @@ function M.axes()
 end
 
 M.SMEM_LIMIT = 227 * 1024
+M.STATIC_SMEM_LIMIT = 48 * 1024   -- what a kernel may declare statically
 M.CACHE_BYTES = 96 * 1024    -- the row cache of a streaming variant: two CTAs fit an SM
 
 -- Elements per access for a point.
@@ -92,9 +93,9 @@ end
 
 -- Static shared memory a resident variant declares, bounded from above: the
 -- reduction scratch and barriers (1 KB), and w's slots when the op keeps it
--- there (opts.shared_w).
+-- there (opts.shared_w: the number of such shared rows, w and b for layernorm).
 function M.static_smem(p, opts)
-  local w = (opts.shared_w and M.resident(p)) and p.nv * p.threads * p.rows * 16 or 0
+  local w = (opts.shared_w and M.resident(p)) and p.nv * p.threads * p.rows * 16 * opts.shared_w or 0
   return 1024 + w
 end
 
@@ -113,14 +114,14 @@ end
 -- (reading x a second time), stream_operands = rows a streaming thread holds
 -- at once in the output pass (x, and w for rmsnorm), occupancy to fix the
 -- threads per SM (cross-entropy's target fetch needs the registers of the
--- 1024-thread budget), shared_w when resident variants keep w in shared
--- memory, bulk_first = the chunk sizes (from, to) where bulk rows of 4
+-- 1024-thread budget), shared_w = the weight rows (w, or w and b) resident
+-- variants keep in shared memory, bulk_first = the chunk sizes (from, to) where bulk rows of 4
 -- accesses and `pipe` stages are ranked before register rows, cluster_first
 -- when cluster rows are ranked before streaming ones; modes (default all),
 -- nv_max (accesses of a register row), pipe_max and no_cluster limit the
 -- space of ops that hold more than one row (more spill: ptxas -v).
 M.OPS = {
-  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
+  rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
               cluster_first = true },
   softmax = { two_pass = true, stream_operands = 1, bulk_first = {} },
   cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024,
@@ -136,11 +137,16 @@ M.OPS = {
                         modes = { reg = true, loop = true }, no_cluster = true },
   -- x and the residual per row, w shared: register rows of up to two
   -- accesses per operand, or streaming (the second pass from h or x + res)
-  rmsnorm_res = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
+  rmsnorm_res = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
                   modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
+  -- one row, w and b shared: register rows (mean, then the variance about it,
+  -- from the registers) or streaming in three passes (sum, squares about the
+  -- mean, output)
+  layernorm = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 2, bulk_first = {},
+                modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
   -- partial row (partials: a persistent grid, launched by partials_launcher)
-  rmsnorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = true, bulk_first = {},
+  rmsnorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
                   modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true,
                   partials = true },
 }
@@ -186,6 +192,7 @@ function M.valid(p, opts)
   if not op_allows(p, opts) then return false, "not in this op's space" end
   if p.cluster > 1 and not cluster_ok(p) then return false, "clusters: resident rows of 4 accesses only" end
   if M.smem(p) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
+  if M.static_smem(p, opts) > M.STATIC_SMEM_LIMIT then return false, "static shared memory" end
   local cta = p.threads * p.rows
   local small = cta == M.SMALL_CTA and p.mode == "reg" and p.pipe == 1
   if cta ~= math.max(M.CTA_THREADS, p.threads) and not small then

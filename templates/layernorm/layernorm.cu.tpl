@@ -1,0 +1,135 @@
+@ local rowops = require "lib.rowops"
+// layernorm forward: y = (x - mean) * rstd * w + b, rstd = rsqrt(var + eps) with the variance about
+// the mean (not E[x^2] - mean^2, which cancels); b may be absent; mean and rstd (M floats each)
+// written when given.
+${rowops.prelude(OP, P)}
+
+namespace {
+
+// A row's mean and rstd.
+struct stats_t { float mean, rs; };
+
+// This thread's accesses of a chunk: sum of its elements (past n: 0 in the data).
+__device__ __forceinline__ float chunk_sum(const raw_t (&r)[kNv])
+{
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    float f[kVec];
+    raw_floats1(r[j], f);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) s += f[e];
+  }
+  return s;
+}
+
+// Sum of (x - mean)^2 over this thread's elements of the chunk at base below n.
+__device__ __forceinline__ float chunk_squares(const raw_t (&r)[kNv], float mean, int base, int t, int n)
+{
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(base, j, t);
+    float f[kVec];
+    raw_floats1(r[j], f);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      const float d = i + e < n ? f[e] - mean : 0.f;
+      s = fmaf(d, d, s);
+    }
+  }
+  return s;
+}
+
+// y of x's access j at element i (w and b's accesses given; b absent: 0).
+__device__ __forceinline__ void access_y(const raw_t &x, const raw_t &w, const raw_t &b, bool has_b, stats_t st,
+                                         int i, int n, elem_t *y)
+{
+  float f[kVec], fw[kVec], fb[kVec];
+  raw_floats1(x, f);
+  raw_floats1(w, fw);
+  raw_floats1(b, fb);
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) f[e] = fmaf((f[e] - st.mean) * st.rs, fw[e], has_b ? fb[e] : 0.f);
+  store_floats(y, i, n, f);
+}
+
+struct row_t { raw_t x[kNv]; };
+struct red_t { float s[kRows][kRedSlots], q[kRows][kRedSlots]; };   // the sum's and the squares' slots
+
+// Resident variants keep w and b in shared memory, each thread its own
+// accesses' slots (no barrier needed), as rmsnorm's do.
+constexpr int kWSlots = kResident ? kNv * kCtaThreads : 1;
+
+__global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kite_row_args a)
+{
+  __shared__ red_t red[2];
+  const int n = (int)a.N;
+  const bool has_b = a.b != nullptr;
+  const elem_t *w = static_cast<const elem_t *>(a.w), *b = static_cast<const elem_t *>(a.b);
+  if constexpr (kResident) {
+    __shared__ raw_t w_s[kWSlots], b_s[kWSlots];
+    raw_t wr[kNv], br[kNv] = {};
+    load_chunk(w, 0, threadIdx.x % kThreads, n, wr);
+    if (has_b) load_chunk(b, 0, threadIdx.x % kThreads, n, br);
+#pragma unroll
+    for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j], b_s[j * kCtaThreads + threadIdx.x] = br[j];
+    pipeline_rows<row_t>(a, [&](place_t p) {
+      row_t r = {};
+      if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, r.x, 0.f);
+      return r;
+    }, [&](place_t p, const row_t &r, int k) {
+      stats_t st;
+      st.mean = row_sum(chunk_sum(r.x), red[k].s) / (float)n;
+      st.rs = rsqrtf(row_sum(chunk_squares(r.x, st.mean, 0, p.t, n), red[k].q) / (float)n + a.eps);
+      if (p.live && p.t == 0) {
+        if (a.mean) a.mean[p.row] = st.mean;
+        if (a.rstd) a.rstd[p.row] = st.rs;
+      }
+      elem_t *y = row_out(a.y, a.ldy, p);
+      const int m = p.live ? n : 0;   // dead rows store nothing
+#pragma unroll
+      for (int j = 0; j < kNv; ++j)
+        access_y(r.x[j], w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], has_b, st,
+                 access_index(0, j, p.t), m, y);
+    });
+    return;
+  }
+  for_row_blocks(a, [&](place_t p) {
+    const elem_t *x = row_in(a.x, a.ldx, p);
+    elem_t *y = row_out(a.y, a.ldy, p);
+    const int m = p.live ? n : 0;
+    raw_t r[kNv], rw[kNv], rb[kNv] = {};
+    float s = 0.f, q = 0.f;
+    for (int c = 0; c * kChunk < m; ++c) {
+      load_chunk(x, c * kChunk, p.t, m, r);
+      s += chunk_sum(r);
+    }
+    stats_t st;
+    st.mean = row_sum(s, red[0].s) / (float)n;
+    for (int c = 0; c * kChunk < m; ++c) {   // the squares about the mean: x again, mostly from L2
+      load_chunk(x, c * kChunk, p.t, m, r);
+      q += chunk_squares(r, st.mean, c * kChunk, p.t, m);
+    }
+    st.rs = rsqrtf(row_sum(q, red[0].q) / (float)n + a.eps);
+    if (p.live && p.t == 0) {
+      if (a.mean) a.mean[p.row] = st.mean;
+      if (a.rstd) a.rstd[p.row] = st.rs;
+    }
+    // each thread reads its elements of x before it writes them: y may be x itself
+    for (int c = 0; c * kChunk < m; ++c) {
+      load_chunk(x, c * kChunk, p.t, m, r);
+      load_chunk(w, c * kChunk, p.t, m, rw);
+      if (has_b) load_chunk(b, c * kChunk, p.t, m, rb);
+#pragma unroll
+      for (int j = 0; j < kNv; ++j) {
+        const int i = access_index(c * kChunk, j, p.t);
+        if (i < m) access_y(r[j], rw[j], rb[j], has_b, st, i, m, y);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+${rowops.launcher(VARIANT, "layernorm_fwd")}
