@@ -43,6 +43,8 @@
 #   bash bench/device_run.sh final9          test_norm and test_gpu's changed partitions, then the backward
 #                                            ops and rmsnorm against torch.compile (summary.txt in $OUT)
 #   bash bench/device_run.sh ln10            layernorm (branch issue5-layernorm): test_norm's cases, torch.compile
+#   bash bench/device_run.sh first10         ln10, SASS of the new row objects, each backward op's tune
+#                                            ($OUT/bwd.<op>.tsv; KITE_CALL_S: the call's seconds)
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -637,9 +639,30 @@ ln10() {
   { echo "layernorm tests: $(( $(date +%s) - t0 )) s"
     grep -E "^[0-9]+%: Checks" "$OUT/test_ln.log" | awk '{ c += $3; x += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, x, e }'
     grep -E ":[EF]:|crashed" "$OUT/test_ln.log" | cut -c1-260 | head -6; } | tee -a "$OUT/summary.txt"
-  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op layernorm \
+  PYTHONUNBUFFERED=1 timeout 150 python3 bench/vs_torch.py --op layernorm \
     --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch_ln.csv" >"$OUT/vs_torch_ln.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -A10 "^op  " "$OUT/vs_torch_ln.txt"; } | tee -a "$OUT/summary.txt"
+}
+
+# Session 10, first call: layernorm's first GPU run (ln10), SASS of the new
+# row ops' objects (LDL/STL, in parallel), then each backward op's tune in its
+# own file (a tune cut short loses only its op); summary.txt in $OUT.
+first10() {
+  ln10
+  left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
+  local o op
+  ls build/obj/{layernorm,rmsnorm_bwd,rmsnorm_res,softmax_bwd,cross_entropy_bwd}/*.o 2>/dev/null >/tmp/new_objs.txt
+  xargs -P 16 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' \
+    </tmp/new_objs.txt >/tmp/new_ldl.txt
+  { echo "new row objects with LDL/STL in SASS: $(wc -l </tmp/new_ldl.txt) of $(wc -l </tmp/new_objs.txt) ($(left) s left)"
+    head -5 /tmp/new_ldl.txt; } | tee -a "$OUT/summary.txt"
+  for op in softmax_bwd cross_entropy_bwd rmsnorm_bwd; do
+    [ "$(left)" -gt 40 ] || break
+    local t0=$(date +%s)
+    timeout $(( $(left) - 10 )) build/kite-bench --tune "$OUT/bwd.$op.tsv" --times "$OUT/bwd.$op.times.tsv" --op $op \
+      >"$OUT/tune.$op.log" 2>&1
+    echo "tune $op: rc=$?, $(( $(date +%s) - t0 )) s ($(left) s left)" | tee -a "$OUT/summary.txt"
+  done
 }
 
 T0=$(date +%s)
@@ -677,5 +700,6 @@ case $stage in
   measure9) measure9 ;;
   final9) final9 ;;
   ln10) ln10 ;;
+  first10) first10 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac
