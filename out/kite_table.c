@@ -2030,8 +2030,197 @@ const struct kite_rule kite_rules[] = {
   {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 245, 34.656f},
   {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 233, 20.459f},
   {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 249, 12.088f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 810, 304.608f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 810, 159.856f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 810, 97.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 820, 96.000f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 816, 95.792f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 812, 101.296f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 817, 95.680f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 813, 104.560f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 813, 95.792f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 814, 108.960f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 814, 97.888f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 821, 115.616f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 815, 108.768f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 821, 108.960f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 821, 125.280f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 821, 163.408f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 821, 162.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 821, 167.600f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 821, 164.224f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 821, 182.704f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 821, 164.320f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 822, 298.464f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 822, 156.352f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 822, 97.552f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 832, 96.064f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 831, 95.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 824, 100.960f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 829, 95.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 825, 104.416f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 825, 95.840f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 826, 108.752f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 826, 97.904f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 833, 115.600f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 827, 108.576f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 833, 108.832f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 833, 125.664f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 833, 163.152f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 833, 162.736f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 833, 167.536f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 833, 164.224f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 833, 181.472f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 833, 164.400f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 834, 210.656f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 834, 187.792f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 842, 188.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 840, 187.792f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 836, 187.920f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 837, 186.336f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 837, 188.528f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 848, 203.840f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 838, 187.488f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 845, 214.432f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 845, 207.616f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 845, 204.624f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 845, 243.856f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 845, 316.736f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 845, 314.928f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 845, 322.688f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 845, 319.200f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 845, 326.928f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 845, 321.488f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 845, 345.552f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 845, 321.840f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 150, 248.912f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 150, 130.304f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 150, 77.584f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 158, 70.496f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 174, 69.184f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 170, 68.736f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 170, 69.296f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 166, 68.688f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 171, 69.216f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 167, 70.880f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 162, 69.744f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 168, 72.256f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 163, 69.632f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 175, 75.312f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 169, 73.216f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 175, 74.000f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 175, 73.936f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 175, 77.360f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 175, 76.368f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 175, 87.184f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 175, 78.752f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 176, 245.216f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 176, 128.752f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 176, 77.104f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 184, 70.128f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 200, 69.568f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 196, 69.056f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 196, 69.744f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 192, 68.704f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 197, 69.520f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 193, 70.480f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 188, 69.760f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 194, 72.144f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 189, 69.504f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 201, 75.072f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 195, 72.736f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 201, 74.192f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 201, 74.144f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 201, 77.296f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 201, 76.256f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 201, 86.976f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 201, 78.560f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 202, 183.424f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 202, 133.088f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 210, 130.832f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 208, 130.256f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 205, 130.144f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 218, 131.744f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 206, 131.872f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 219, 132.160f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 207, 130.416f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 220, 131.584f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 220, 133.008f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 227, 136.848f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 221, 131.424f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 227, 136.960f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 227, 137.168f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 227, 140.848f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 227, 142.368f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 227, 148.192f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 227, 144.992f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 227, 164.240f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 227, 148.656f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 577, 434.240f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 577, 223.152f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 577, 118.944f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 586, 107.936f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 585, 108.608f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 583, 130.256f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 583, 110.208f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 579, 133.536f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 579, 119.616f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 580, 184.848f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 580, 131.248f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 581, 247.008f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 581, 146.720f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 587, 240.112f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 587, 260.672f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 587, 303.584f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 587, 315.200f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 587, 348.384f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 587, 333.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 587, 349.536f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 587, 343.776f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 589, 413.392f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 589, 213.648f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 589, 118.928f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 598, 117.232f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 597, 109.424f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 595, 130.592f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 595, 110.592f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 591, 134.336f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 591, 120.624f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 592, 183.216f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 592, 130.640f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 593, 241.632f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 593, 146.272f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 599, 242.192f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 599, 264.080f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 599, 304.352f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 599, 316.480f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 599, 351.232f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 599, 335.392f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 599, 352.016f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 599, 344.576f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 601, 314.096f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 601, 217.184f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 610, 210.720f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 609, 210.832f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 607, 211.696f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 603, 208.176f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 603, 211.728f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 604, 224.736f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 604, 207.200f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 605, 276.512f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 605, 220.432f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 611, 309.568f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 611, 330.176f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 611, 406.240f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 611, 455.120f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 611, 490.640f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 611, 489.248f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 611, 517.888f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 611, 490.752f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 611, 516.448f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 611, 498.320f},
 };
-const int32_t kite_rules_len = 324;
+const int32_t kite_rules_len = 513;
 
 /* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
@@ -2206,6 +2395,85 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 547500, 557056, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 557057, 571739, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 571740, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1, 256, 150},  /* cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 257, 512, 158},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 513, 938, 172},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 939, 1024, 174},  /* cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1025, 2048, 170},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 2049, 3840, 166},  /* cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 3841, 4096, 171},  /* cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 4097, 8191, 167},  /* cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 8192, 8192, 162},  /* cross_entropy_bwd_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_BF16, 8193, 9216, 163},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_BF16, 9217, 14336, 168},  /* cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 14337, 16384, 163},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_BF16, 16385, 24195, 169},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 24196, 30720, 175},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 30721, 32768, 169},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 32769, 38912, 228},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 38913, 65536, 175},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 65537, 68437, 228},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 68438, 1073741824, 175},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1, 256, 176},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 257, 512, 184},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 513, 980, 198},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 981, 1024, 200},  /* cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1025, 2048, 196},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2049, 3840, 192},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 3841, 4096, 197},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 4097, 7936, 193},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 7937, 8192, 188},  /* cross_entropy_bwd_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_F16, 8193, 10172, 189},  /* cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_F16, 10173, 13776, 194},  /* cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 13777, 16384, 189},  /* cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_F16, 16385, 24195, 195},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 24196, 29696, 201},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 29697, 32768, 195},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 32769, 38912, 229},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 38913, 65536, 201},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 65537, 68437, 229},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 68438, 1073741824, 201},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1, 128, 202},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 129, 256, 210},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 257, 411, 224},  /* cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 412, 512, 208},  /* cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 513, 824, 222},  /* cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 825, 1024, 205},  /* cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1025, 1721, 218},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1722, 2048, 206},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 2049, 3596, 219},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 3597, 4096, 207},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 4097, 5086, 220},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 5087, 5120, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 5121, 8192, 220},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 8193, 9216, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 9217, 9728, 221},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 9729, 10240, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 10241, 12287, 221},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 12288, 13192, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 13193, 16384, 221},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 16385, 22528, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 22529, 24576, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 24577, 30720, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 30721, 32768, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 32769, 38912, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 38913, 40960, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 40961, 44375, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 44376, 49152, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 49153, 51200, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 51201, 57344, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 57345, 61440, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 61441, 65536, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 65537, 69632, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 69633, 73728, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 73729, 77824, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 77825, 81920, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 81921, 86016, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 86017, 90112, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 90113, 94208, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 94209, 98304, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 98305, 101069, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 101070, 1073741824, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 1, 234, 425},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
   {"rmsnorm", KITE_BF16, 235, 256, 423},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 257, 512, 432},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
@@ -2289,6 +2557,30 @@ const struct kite_row_span kite_row_spans[] = {
   {"rmsnorm", KITE_F32, 65537, 94208, 572},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
   {"rmsnorm", KITE_F32, 94209, 131072, 563},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"rmsnorm", KITE_F32, 131073, 1073741824, 572},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 256, 577},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 512, 586},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 585},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 2048, 583},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 579},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 580},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 581},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 1073741824, 587},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 256, 589},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 512, 598},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 597},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 2048, 595},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 591},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 8192, 592},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 593},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 1073741824, 599},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 128, 601},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 256, 610},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 609},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 607},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 603},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 604},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 8192, 605},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 1073741824, 611},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
   {"softmax", KITE_BF16, 1, 256, 654},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"softmax", KITE_BF16, 257, 512, 662},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"softmax", KITE_BF16, 513, 898, 676},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
@@ -2390,5 +2682,57 @@ const struct kite_row_span kite_row_spans[] = {
   {"softmax", KITE_F32, 65537, 122880, 804},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
   {"softmax", KITE_F32, 122881, 131071, 797},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"softmax", KITE_F32, 131072, 1073741824, 804},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 256, 810},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 511, 818},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 512, 512, 820},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1024, 816},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 2047, 812},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2048, 2048, 817},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 813},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 8192, 814},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 9216, 846},  /* softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 9217, 11264, 815},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 11265, 15872, 821},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 15873, 16384, 815},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16385, 1073741824, 821},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 256, 822},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 489, 830},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 490, 512, 832},  /* softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 1023, 828},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1024, 1024, 831},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 2047, 824},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2048, 2048, 829},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 825},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 8192, 826},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 9216, 847},  /* softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F16, 9217, 11264, 827},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 11265, 16383, 833},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 16384, 16384, 827},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 16385, 1073741824, 833},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 128, 834},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 129, 256, 842},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 257, 512, 840},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 513, 1024, 836},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 837},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 3024, 838},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3025, 3072, 848},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3073, 4096, 838},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 5120, 848},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 5121, 5546, 839},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 5547, 24576, 845},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 24577, 26624, 848},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 26625, 28672, 845},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 28673, 30720, 848},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 30721, 32768, 845},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 32769, 34816, 848},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 34817, 36864, 845},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 36865, 38912, 848},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 38913, 40960, 845},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 40961, 42494, 848},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 42495, 45056, 845},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 45057, 46340, 848},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 46341, 49152, 845},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 49153, 50534, 848},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 50535, 1073741824, 845},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
-const int32_t kite_row_spans_len = 324;
+const int32_t kite_row_spans_len = 479;
