@@ -1,4 +1,5 @@
 @ local rowops = require "lib.rowops"
+@ local ptx = require "lib.ptx"
 // layernorm forward: y = (x - mean) * rstd * w + b, rstd = rsqrt(var + eps) with the variance about
 // the mean (not E[x^2] - mean^2, which cancels); b may be absent; mean and rstd (M floats each)
 // written when given.
@@ -6,6 +7,7 @@ ${rowops.prelude(OP, P)}
 
 namespace {
 
+${ptx.helpers({ "ASYNC" })}
 // A row's mean and rstd.
 struct stats_t { float mean, rs; };
 
@@ -61,6 +63,18 @@ struct red_t { float s[kRows][kRedSlots], q[kRows][kRedSlots]; };   // the sum's
 // accesses' slots (no barrier needed), as rmsnorm's do.
 constexpr int kWSlots = kResident ? kNv * kCtaThreads : 1;
 
+// This thread's accesses of w (or b) into its shared-memory slots, without
+// registers: cp.async, zero-filled past n.  Read after cp_async_wait().
+__device__ __forceinline__ void copy_slots(const elem_t *v, int t, int n, raw_t *slots)
+{
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(0, j, t);
+    const int bytes = i >= n ? 0 : (n - i >= kVec ? kVec : n - i) * (int)sizeof(elem_t);
+    cp_async16(&slots[j * kCtaThreads + threadIdx.x], v + (bytes ? i : 0), bytes);
+  }
+}
+
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kite_row_args a)
 {
   __shared__ red_t red[2];
@@ -69,16 +83,23 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
   const elem_t *w = static_cast<const elem_t *>(a.w), *b = static_cast<const elem_t *>(a.b);
   if constexpr (kResident) {
     __shared__ raw_t w_s[kWSlots], b_s[kWSlots];
-    raw_t wr[kNv], br[kNv] = {};
-    load_chunk(w, 0, threadIdx.x % kThreads, n, wr);
-    if (has_b) load_chunk(b, 0, threadIdx.x % kThreads, n, br);
-#pragma unroll
-    for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j], b_s[j * kCtaThreads + threadIdx.x] = br[j];
+    bool wb_copied = false;   // w and b are copied once per CTA, after its first row's loads are
+                              // issued: their L2 latency then hides under x's
     pipeline_rows<row_t>(a, [&](place_t p) {
       row_t r = {};
       if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, r.x, 0.f);
+      if (!wb_copied) {
+        copy_slots(w, p.t, n, w_s);
+        if (has_b) copy_slots(b, p.t, n, b_s);
+        else {
+#pragma unroll
+          for (int j = 0; j < kNv; ++j) b_s[j * kCtaThreads + threadIdx.x] = splat(0.f);
+        }
+        wb_copied = true;
+      }
       return r;
     }, [&](place_t p, const row_t &r, int k) {
+      cp_async_wait();   // this thread's w and b slots (a no-op after the first row block)
       stats_t st;
       st.mean = row_sum(chunk_sum(r.x), red[k].s) / (float)n;
       st.rs = rsqrtf(row_sum(chunk_squares(r.x, st.mean, 0, p.t, n), red[k].q) / (float)n + a.eps);

@@ -165,6 +165,24 @@ __device__ __forceinline__ void st_peer_f32(float *p, uint32_t rank, float v)
 }
 ]]
 
+-- Asynchronous copies of 16 bytes from global into shared memory that hold
+-- no registers (cp.async, the thread's own group).
+M.ASYNC = [[
+// 16 bytes at src into dst (16-byte aligned, shared memory): the first
+// `bytes` from src, the rest zero; bytes = 0 reads nothing.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, int bytes)
+{
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :: "r"(smem_addr(dst)), "l"(src), "r"(bytes) : "memory");
+}
+
+// This thread's cp.async copies have landed (visible to this thread).
+__device__ __forceinline__ void cp_async_wait()
+{
+  asm volatile("cp.async.wait_all;" ::: "memory");
+}
+]]
+
 -- Cluster TMA: barrier arrivals on a peer CTA, multicast loads.
 M.MULTICAST = [[
 // One arrival on the barrier at the same place in CTA `rank` of the cluster.
@@ -237,7 +255,7 @@ __device__ __forceinline__ void wgmma_m64n%dk16(float (&d)[%d], uint64_t da, uin
 end
 
 -- The helpers named in `parts` (keys of this module: "SMEM", "MBARRIER",
--- "ARRIVE", "BULK", "TMA", "WGMMA", "NAMED", "CLUSTER", "MULTICAST"), in the order given.
+-- "ARRIVE", "BULK", "TMA", "WGMMA", "NAMED", "CLUSTER", "MULTICAST", "ASYNC"), in the order given.
 function M.helpers(parts)
   local out = {}
   for _, k in ipairs(parts) do

@@ -73,6 +73,7 @@ end
 -- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
   if M.staged(p) then return M.STAGED_THREADS end
+  if p.cluster > 1 and opts.cluster_occupancy then return opts.cluster_occupancy end
   if opts.occupancy then return opts.occupancy end
   return (M.footprint(p) <= 32 and p.rows <= 4) and 1536 or 1024
 end
@@ -114,8 +115,9 @@ end
 -- (reading x a second time), stream_operands = rows a streaming thread holds
 -- at once in the output pass (x, and w for rmsnorm), occupancy to fix the
 -- threads per SM (cross-entropy's target fetch needs the registers of the
--- 1024-thread budget), shared_w = the weight rows (w, or w and b) resident
--- variants keep in shared memory, bulk_first = the chunk sizes (from, to) where bulk rows of 4
+-- 1024-thread budget) and cluster_occupancy that of its cluster rows,
+-- shared_w = the weight rows (w, or w and b) resident variants keep in
+-- shared memory, bulk_first = the chunk sizes (from, to) where bulk rows of 4
 -- accesses and `pipe` stages are ranked before register rows, cluster_first
 -- when cluster rows are ranked before streaming ones; modes (default all),
 -- nv_max (accesses of a register row), pipe_max and no_cluster limit the
@@ -128,9 +130,11 @@ M.OPS = {
                     bulk_first = { { from = 8192, to = 16384, pipe = 2 } } },
   -- backward ops read two rows (the forward's output or input, and dy) and
   -- make their second pass from global memory themselves: register rows of up
-  -- to two accesses per operand, one row block per CTA, or plain streaming
+  -- to two accesses per operand, one row block per CTA, or plain streaming;
+  -- softmax_bwd's cluster rows (four accesses per operand) read y and dy once,
+  -- holding 128 bytes a thread: 512 threads per SM (128 registers; 64 spill)
   softmax_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, bulk_first = {},
-                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
+                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, cluster_occupancy = 512 },
   -- one pass over x, no reduction: register rows (a whole row block's loads
   -- out at once) or plain streaming
   cross_entropy_bwd = { two_pass = false, stream_operands = 1, occupancy = 1024, bulk_first = {},
@@ -139,11 +143,11 @@ M.OPS = {
   -- accesses per operand, or streaming (the second pass from h or x + res)
   rmsnorm_res = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
                   modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
-  -- one row, w and b shared: register rows (mean, then the variance about it,
-  -- from the registers) or streaming in three passes (sum, squares about the
-  -- mean, output)
+  -- one row, w and b shared: register rows and cluster rows (mean, then the
+  -- variance about it, from the registers) or streaming in three passes (sum,
+  -- squares about the mean, output)
   layernorm = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 2, bulk_first = {},
-                modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
+                modes = { reg = true, loop = true }, pipe_max = 1 },
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
   -- partial row (partials: a persistent grid, launched by partials_launcher)
   rmsnorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
@@ -185,7 +189,8 @@ local function op_allows(p, opts)
   if opts.modes and not opts.modes[p.mode] then return false end
   if opts.pipe_max and p.pipe > opts.pipe_max then return false end
   if opts.no_cluster and p.cluster > 1 then return false end
-  return not (opts.nv_max and p.mode == "reg" and p.nv > opts.nv_max)
+  -- nv_max bounds the accesses of a row one CTA holds; a cluster row's slice takes four
+  return not (opts.nv_max and p.mode == "reg" and p.cluster == 1 and p.nv > opts.nv_max)
 end
 
 function M.valid(p, opts)
