@@ -45,8 +45,8 @@
 #   bash bench/device_run.sh ln10            layernorm (branch issue5-layernorm): test_norm's cases, torch.compile
 #   bash bench/device_run.sh first10         ln10, SASS of the new row objects, each backward op's tune
 #                                            ($OUT/bwd.<op>.tsv; KITE_CALL_S: the call's seconds)
-#   bash bench/device_run.sh second10        layernorm's and softmax_bwd's new rows tested and tuned, the
-#                                            table regenerated there, torch.compile (tsv files in $OUT)
+#   bash bench/device_run.sh second10        layernorm_bwd's first run and what changed beside it tested,
+#                                            three tunes, the table regenerated there, torch.compile
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -667,45 +667,51 @@ first10() {
   done
 }
 
-# Session 10, second call: layernorm's new rows (four accesses, clusters) and
-# softmax_bwd's cluster rows tested, SASS; both ops tuned, their lines put
-# in the table here (bench/tuned/h200*.tsv come back in $OUT), then both
-# against torch.compile through the tuned table; summary.txt in $OUT.
+# Session 10, second call: layernorm_bwd's first GPU run, with what changed
+# beside it (rmsnorm_bwd's partial rows, layernorm's rows of four accesses and
+# clusters, softmax_bwd's cluster rows): their tests, SASS; three tunes, their
+# lines put in the table here (bench/tuned/h200*.tsv come back in $OUT); then
+# torch.compile through the tuned table, the new ops first; summary.txt in $OUT.
 second10() {
   left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
   local t0=$(date +%s) dt c op
   for dt in bf16 f16 f32; do
-    CK_RUN_CASE=variants KITE_TEST_ONLY="layernorm_${dt}_*" timeout 200 build/test_norm >"/tmp/ln.$dt.log" 2>&1 &
-    CK_RUN_CASE=variants KITE_TEST_ONLY="softmax_bwd_${dt}_*_x*" timeout 200 build/test_gpu >"/tmp/ln.sbx.$dt.log" 2>&1 &
+    CK_RUN_CASE=variants KITE_TEST_ONLY="layernorm_*${dt}_*" timeout 200 build/test_norm >"/tmp/t2.ln.$dt.log" 2>&1 &
+    CK_RUN_CASE=variants KITE_TEST_ONLY="rmsnorm_bwd_${dt}_*" timeout 200 build/test_norm >"/tmp/t2.rb.$dt.log" 2>&1 &
+    CK_RUN_CASE=variants KITE_TEST_ONLY="softmax_bwd_${dt}_*_x*" timeout 200 build/test_gpu >"/tmp/t2.sbx.$dt.log" 2>&1 &
   done
-  for c in ln_entry ln_invalid; do CK_RUN_CASE=$c timeout 200 build/test_norm >"/tmp/ln.$c.log" 2>&1 & done
+  for c in entry diff invalid ln_entry ln_invalid lnb_entry lnb_diff lnb_invalid; do
+    CK_RUN_CASE=$c timeout 200 build/test_norm >"/tmp/t2.$c.log" 2>&1 &
+  done
   wait
-  cat /tmp/ln.*.log >"$OUT/test_ln.log"
-  ls build/obj/{layernorm,softmax_bwd}/*.o >/tmp/new_objs.txt
+  cat /tmp/t2.*.log >"$OUT/tests.log"
+  ls build/obj/{layernorm,layernorm_bwd,rmsnorm_bwd,softmax_bwd}/*.o >/tmp/new_objs.txt
   xargs -P 16 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' \
     </tmp/new_objs.txt >/tmp/new_ldl.txt
   { echo "tests: $(( $(date +%s) - t0 )) s"
-    grep -E "^[0-9]+%: Checks" "$OUT/test_ln.log" | awk '{ c += $3; x += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, x, e }'
-    grep -E ":[EF]:|crashed" "$OUT/test_ln.log" | cut -c1-260 | head -6
-    echo "layernorm/softmax_bwd objects with LDL/STL in SASS: $(wc -l </tmp/new_ldl.txt) of $(wc -l </tmp/new_objs.txt)"
+    grep -E "^[0-9]+%: Checks" "$OUT/tests.log" | awk '{ c += $3; x += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, x, e }'
+    grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8
+    grep -E "worst error" "$OUT/tests.log" | sort -k6 -g -r | head -2 | cut -c1-200
+    echo "objects with LDL/STL in SASS: $(wc -l </tmp/new_ldl.txt) of $(wc -l </tmp/new_objs.txt)"
     head -5 /tmp/new_ldl.txt; } | tee -a "$OUT/summary.txt"
-  for op in layernorm softmax_bwd; do
+  for op in layernorm_bwd layernorm softmax_bwd; do
     t0=$(date +%s)
     timeout 120 build/kite-bench --tune "$OUT/tune.$op.tsv" --times "$OUT/tune.$op.times.tsv" --op $op >"$OUT/tune.$op.log" 2>&1
     echo "tune $op: rc=$?, $(( $(date +%s) - t0 )) s ($(left) s left)" | tee -a "$OUT/summary.txt"
   done
   local f
   for f in h200.tsv h200.times.tsv; do
-    { grep -vP '^(layernorm|softmax_bwd)\t' bench/tuned/$f
-      grep -hvP '^(#|op\t)' "$OUT/tune.layernorm.${f#h200.}" "$OUT/tune.softmax_bwd.${f#h200.}"; } >/tmp/$f
+    { grep -vP '^(layernorm|layernorm_bwd|softmax_bwd)\t' bench/tuned/$f
+      for op in layernorm_bwd layernorm softmax_bwd; do grep -hvP '^(#|op\t)' "$OUT/tune.$op.${f#h200.}"; done; } >/tmp/$f
     cp /tmp/$f bench/tuned/$f; cp /tmp/$f "$OUT/$f"
   done
   t0=$(date +%s)
   { make gen KITE_GPU=h200 && make -j16 build/libkite.so build/kite-bench; } >"$OUT/regen.log" 2>&1
   echo "table regenerated: rc=$?, $(( $(date +%s) - t0 )) s; $(grep -E 'kite-gen:' "$OUT/regen.log")" | tee -a "$OUT/summary.txt"
-  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op layernorm,softmax_bwd \
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py \
+    --op layernorm_bwd,layernorm,softmax_bwd,rmsnorm_bwd,cross_entropy_bwd \
     --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
-  { echo "vs_torch rc=$? ($(left) s left)"; grep -A16 "^op  " "$OUT/vs_torch.txt"; } | tee -a "$OUT/summary.txt"
+  { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|softmax|rmsnorm|cross|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -40; } | tee -a "$OUT/summary.txt"
 }
 
 T0=$(date +%s)

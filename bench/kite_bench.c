@@ -37,8 +37,8 @@
 #define CE_IGNORE (-100)
 
 static const char *const ALL_OPS[] = { "rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd",
-                                       "rmsnorm_bwd", "layernorm" };
-#define N_ALL_OPS 7
+                                       "rmsnorm_bwd", "layernorm", "layernorm_bwd" };
+#define N_ALL_OPS 8
 
 /* Ops that read targets (set_targets fills them per shape). */
 static int uses_targets(const char *op) { return strncmp(op, "cross_entropy", 13) == 0; }
@@ -70,7 +70,8 @@ static void usage(FILE *f)
     "Times kite's row ops against a device-to-device copy of the same bytes.\n"
     "  --dtype bf16|f16|f32   element type (default bf16)\n"
     "  --op NAME[,NAME..]     rmsnorm, softmax, cross_entropy (or ce), softmax_bwd,\n"
-    "                         cross_entropy_bwd, rmsnorm_bwd, layernorm, all (default all)\n"
+    "                         cross_entropy_bwd, rmsnorm_bwd, layernorm, layernorm_bwd, all\n"
+    "                         (default all)\n"
     "  --n LIST               row lengths, comma-separated; 2^k allowed\n"
     "                         (default 1024,4096,16384,65536,262144)\n"
     "  --elems E              total elements M*N per problem, 2^k or a number (default 2^28);\n"
@@ -191,9 +192,9 @@ struct bench {
   void *w;                  /* one weight row, max N elements */
   int64_t *tgt;             /* nsets * rows_cap */
   float *loss;              /* nsets * rows_cap */
-  float *rstd;              /* rows_cap (rmsnorm_bwd's input, shared by the sets) */
-  float *dw;                /* max N floats (rmsnorm_bwd) */
-  void *ws;                 /* rmsnorm_bwd's workspace, ws_bytes: the most any shape needs */
+  float *rstd, *mean;       /* rows_cap (the norms' backward inputs, shared by the sets) */
+  float *dw, *db;           /* max N floats (rmsnorm_bwd, layernorm_bwd) */
+  void *ws;                 /* their workspace, ws_bytes: the most any shape needs */
   size_t ws_bytes;
   int64_t tgt_n;            /* row length the targets were drawn for; 0 none */
   int64_t tgt_rows;
@@ -261,12 +262,15 @@ static void alloc_buffers(struct bench *b)
   CUDA_CHECK(cudaMalloc((void **)&b->tgt, ns * b->rows_cap * sizeof(int64_t)));
   CUDA_CHECK(cudaMalloc((void **)&b->loss, ns * b->rows_cap * sizeof(float)));
   CUDA_CHECK(cudaMalloc((void **)&b->rstd, b->rows_cap * sizeof(float)));
+  CUDA_CHECK(cudaMalloc((void **)&b->mean, b->rows_cap * sizeof(float)));
+  CUDA_CHECK(cudaMemset(b->mean, 0, b->rows_cap * sizeof(float)));
   CUDA_CHECK(cudaMalloc((void **)&b->dw, (size_t)max_n * sizeof(float)));
+  CUDA_CHECK(cudaMalloc((void **)&b->db, (size_t)max_n * sizeof(float)));
   b->ws_bytes = 0;
-  for (int i = 0; i < b->o.nns; i++) {
+  for (int i = 0; i < b->o.nns; i++) {   /* layernorm_bwd's two sums need the most */
     size_t need = 0;
-    if (kite_rmsnorm_bwd_workspace(rows_for(b, b->o.ns[i]), b->o.ns[i], &need) != KITE_OK)
-      die("kite_rmsnorm_bwd_workspace: %s", kite_last_error());
+    if (kite_layernorm_bwd_workspace(rows_for(b, b->o.ns[i]), b->o.ns[i], &need) != KITE_OK)
+      die("kite_layernorm_bwd_workspace: %s", kite_last_error());
     if (need > b->ws_bytes) b->ws_bytes = need;
   }
   CUDA_CHECK(cudaMalloc(&b->ws, b->ws_bytes ? b->ws_bytes : 16));
@@ -321,6 +325,8 @@ static void free_buffers(struct bench *b)
   CUDA_CHECK(cudaFree(b->loss));
   CUDA_CHECK(cudaFree(b->rstd));
   CUDA_CHECK(cudaFree(b->dw));
+  CUDA_CHECK(cudaFree(b->db));
+  CUDA_CHECK(cudaFree(b->mean));
   CUDA_CHECK(cudaFree(b->ws));
   CUDA_CHECK(cudaStreamDestroy(b->stream));
 }
@@ -354,18 +360,21 @@ static kite_row_args row_args(const struct bench *b, const struct shape *s, int 
       a.eps = RMS_EPS;
       if (s->op[0] == 'l') a.b = b->w;
     }
-    if (strcmp(s->op, "softmax_bwd") == 0 || strcmp(s->op, "rmsnorm_bwd") == 0) {
+    const int lnb = strcmp(s->op, "layernorm_bwd") == 0;
+    if (strcmp(s->op, "softmax_bwd") == 0 || strcmp(s->op, "rmsnorm_bwd") == 0 || lnb) {
       a.dy = b->x + (size_t)((set + b->nsets / 2) % b->nsets) * b->x_stride;   /* another set's x: cold */
       a.lddy = s->N;
     }
-    if (strcmp(s->op, "rmsnorm_bwd") == 0) {   /* dw through the workspace */
+    if (strcmp(s->op, "rmsnorm_bwd") == 0 || lnb) {   /* dw (and db) through the workspace */
       a.w = b->w;
       a.rstd = b->rstd;
       a.dw = b->dw;
+      if (lnb) a.mean = b->mean, a.db = b->db;
       a.partials = b->ws;
-      size_t need = 0;   /* the partial rows the entry point would use */
-      if (kite_rmsnorm_bwd_workspace(s->M, s->N, &need) != KITE_OK) die("%s", kite_last_error());
-      a.parts = (int64_t)(need / (round_up((size_t)s->N, 4) * sizeof(float)));
+      size_t need = 0;   /* the CTAs' partial rows the entry point would use */
+      if ((lnb ? kite_layernorm_bwd_workspace : kite_rmsnorm_bwd_workspace)(s->M, s->N, &need) != KITE_OK)
+        die("%s", kite_last_error());
+      a.parts = (int64_t)(need / ((lnb ? 2 : 1) * round_up((size_t)s->N, 4) * sizeof(float)));
     }
     if (strcmp(s->op, "cross_entropy_bwd") == 0) {   /* lse: the loss buffer's floats; no dloss */
       a.target = b->tgt + (size_t)set * b->rows_cap;
@@ -402,6 +411,9 @@ static kite_status launch(const struct bench *b, const struct shape *s, enum how
   if (strcmp(s->op, "rmsnorm_bwd") == 0)
     return kite_rmsnorm_bwd(d, a.M, a.N, a.x, a.ldx, a.w, a.w_offset, a.rstd, a.dy, a.lddy, a.y, a.ldy, a.dw,
                             a.partials, b->ws_bytes, b->stream);
+  if (strcmp(s->op, "layernorm_bwd") == 0)
+    return kite_layernorm_bwd(d, a.M, a.N, a.x, a.ldx, a.w, a.mean, a.rstd, a.dy, a.lddy, a.y, a.ldy, a.dw, a.db,
+                              a.partials, b->ws_bytes, b->stream);
   return kite_cross_entropy_fwd(d, a.M, a.N, a.x, a.ldx, a.target, a.ignore_index, a.loss, NULL, b->stream);
 }
 
@@ -493,6 +505,8 @@ static double bytes_moved(const struct bench *b, const struct shape *s)
   if (strcmp(s->op, "softmax_bwd") == 0) return 3 * mn;   /* y and dy read, dx written */
   if (strcmp(s->op, "rmsnorm_bwd") == 0)   /* x, dy read, dx written; w, rstd read, dw written */
     return 3 * mn + (double)s->N * (b->es + sizeof(float)) + (double)s->M * sizeof(float);
+  if (strcmp(s->op, "layernorm_bwd") == 0)   /* x, dy read, dx written; w, mean, rstd read, dw, db written */
+    return 3 * mn + (double)s->N * (b->es + 2 * sizeof(float)) + (double)s->M * 2 * sizeof(float);
   if (strcmp(s->op, "cross_entropy_bwd") == 0) return 2 * mn + (double)s->M * (sizeof(int64_t) + sizeof(float));
   return mn + (double)s->M * (sizeof(int64_t) + sizeof(float));
 }

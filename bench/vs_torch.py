@@ -35,7 +35,8 @@ import statistics
 import sys
 import time
 
-OPS = ("rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd", "rmsnorm_bwd", "layernorm")
+OPS = ("rmsnorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd", "rmsnorm_bwd", "layernorm",
+       "layernorm_bwd")
 DEFAULT_NS = (1024, 4096, 16384, 65536, 262144)
 EPS = 1e-6
 IGNORE_INDEX = -100
@@ -43,7 +44,8 @@ KITE_DTYPE = {"bf16": 0, "f16": 1, "f32": 2}
 # allclose tolerances of kite against an f32 reference: (rtol, atol); softmax's
 # atol is scaled by 1/N below (its values are about 1/N).
 TOL = {"rmsnorm": (2e-2, 2e-2), "softmax": (2e-2, 1e-3), "cross_entropy": (1e-3, 1e-3),
-       "softmax_bwd": (2e-2, 1e-3), "cross_entropy_bwd": (2e-2, 1e-3), "rmsnorm_bwd": (2e-2, 2e-2), "layernorm": (2e-2, 2e-2)}
+       "softmax_bwd": (2e-2, 1e-3), "cross_entropy_bwd": (2e-2, 1e-3), "rmsnorm_bwd": (2e-2, 2e-2), "layernorm": (2e-2, 2e-2),
+       "layernorm_bwd": (2e-2, 2e-2)}
 
 
 def log(*a):
@@ -104,6 +106,11 @@ class Kite:
                                        ctypes.c_size_t, vp]
         L.kite_rmsnorm_bwd_workspace.restype = ci
         L.kite_rmsnorm_bwd_workspace.argtypes = [i64, i64, ctypes.POINTER(ctypes.c_size_t)]
+        L.kite_layernorm_bwd.restype = ci
+        L.kite_layernorm_bwd.argtypes = [ci, i64, i64, vp, i64, vp, vp, vp, vp, i64, vp, i64, vp, vp, vp,
+                                         ctypes.c_size_t, vp]
+        L.kite_layernorm_bwd_workspace.restype = ci
+        L.kite_layernorm_bwd_workspace.argtypes = [i64, i64, ctypes.POINTER(ctypes.c_size_t)]
         L.kite_layernorm_fwd.restype = ci
         L.kite_layernorm_fwd.argtypes = [ci, i64, i64, vp, i64, vp, vp, ctypes.c_float, vp, i64, vp, vp, vp]
         L.kite_explain.restype = ci
@@ -225,9 +232,14 @@ def torch_fns(torch, F):
         g = dy.float() * w.float()
         dx = rstd[:, None] * (g - xh * (xh * g).mean(-1, keepdim=True))
         return dx.to(x.dtype), (dy.float() * xh).sum(0)
+    def layernorm_bwd(x, w, dy, mean, rstd):   # dx, dw and db (f32) from the forward's mean and rstd
+        xh = (x.float() - mean[:, None]) * rstd[:, None]
+        g = dy.float() * w.float()
+        dx = rstd[:, None] * (g - g.mean(-1, keepdim=True) - xh * (xh * g).mean(-1, keepdim=True))
+        return dx.to(x.dtype), (dy.float() * xh).sum(0), dy.float().sum(0)
     return {"rmsnorm": rmsnorm, "softmax": softmax, "cross_entropy": cross_entropy,
             "softmax_bwd": softmax_bwd, "cross_entropy_bwd": cross_entropy_bwd,
-            "rmsnorm_bwd": rmsnorm_bwd,
+            "rmsnorm_bwd": rmsnorm_bwd, "layernorm_bwd": layernorm_bwd,
             "layernorm": lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, EPS)}, rms_desc
 
 
@@ -260,6 +272,8 @@ def bytes_moved(op, M, N, es):
         return 2 * M * N * es + 2 * N * es
     if op == "rmsnorm_bwd":   # x, dy read, dx written; w, rstd read, dw (f32) written
         return 3 * M * N * es + N * (es + 4) + M * 4
+    if op == "layernorm_bwd":   # x, dy read, dx written; w, mean, rstd read, dw, db (f32) written
+        return 3 * M * N * es + N * (es + 8) + M * 8
     return M * N * es + M * 12
 
 
@@ -325,6 +339,7 @@ def main():
     log("# timing: %s; rmsnorm in torch: %s; M*N = %d" % (method, rms_desc, args.elems))
     log("# bytes: rmsnorm 2*M*N*e + N*e; softmax 2*M*N*e; cross_entropy M*N*e + M*12; softmax_bwd 3*M*N*e;"
         " cross_entropy_bwd 2*M*N*e + M*12; rmsnorm_bwd 3*M*N*e + N*(e+4) + M*4;"
+        " layernorm 2*M*N*e + 2*N*e; layernorm_bwd 3*M*N*e + N*(e+8) + M*8;"
         " TB/s = 1e12 B/s")
 
     rows, failures = [], []
@@ -385,6 +400,26 @@ def main():
 
                 def torch_args():
                     return (x, w, dy, rstd)
+            elif op == "layernorm_bwd":
+                dy = torch.randn(M, N, device="cuda", dtype=dtype, generator=gen)
+                mean = x.float().mean(-1)
+                rstd = torch.rsqrt(x.float().var(-1, unbiased=False) + EPS)
+                dw = torch.empty(N, device="cuda", dtype=torch.float32)
+                db = torch.empty(N, device="cuda", dtype=torch.float32)
+                wsb = ctypes.c_size_t(0)
+                kite.check(kite.lib.kite_layernorm_bwd_workspace(M, N, ctypes.byref(wsb)),
+                           "kite_layernorm_bwd_workspace")
+                ws = torch.empty(max(wsb.value, 16), device="cuda", dtype=torch.uint8)
+
+                def kite_fn():
+                    kite.check(kite.lib.kite_layernorm_bwd(kd, M, N, x.data_ptr(), N, w.data_ptr(), mean.data_ptr(),
+                                                           rstd.data_ptr(), dy.data_ptr(), N, y.data_ptr(), N,
+                                                           dw.data_ptr(), db.data_ptr(), ws.data_ptr(), wsb.value,
+                                                           stream), "kite_layernorm_bwd")
+                    return y
+
+                def torch_args():
+                    return (x, w, dy, mean, rstd)
             elif op == "softmax_bwd":
                 x = torch.softmax(x.float(), dim=-1).to(dtype)   # the forward's output y
                 w = torch.randn(M, N, device="cuda", dtype=dtype, generator=gen)   # dy
@@ -424,14 +459,20 @@ def main():
             try:
                 out = kite_fn()
                 torch.cuda.synchronize()
-                if op == "rmsnorm_bwd":
-                    ref, ref_dw = fns[op](x.float(), w.float(), dy.float(), rstd)
-                    if not torch.allclose(dw, ref_dw, rtol=1e-3, atol=1e-4 * M ** 0.5):
-                        worst = int((dw - ref_dw).abs().argmax())
-                        failures.append("%s: dw[%d] %r, torch f32 %r" % (tag, worst, dw[worst].item(),
-                                                                        ref_dw[worst].item()))
-                        log("MISMATCH %s: dw" % tag)
-                        res["check"] = "MISMATCH"
+                if op in ("rmsnorm_bwd", "layernorm_bwd"):
+                    if op == "rmsnorm_bwd":
+                        ref, ref_dw = fns[op](x.float(), w.float(), dy.float(), rstd)
+                        sums = [("dw", dw, ref_dw)]
+                    else:
+                        ref, ref_dw, ref_db = fns[op](x.float(), w.float(), dy.float(), mean, rstd)
+                        sums = [("dw", dw, ref_dw), ("db", db, ref_db)]
+                    for name, got_s, ref_s in sums:
+                        if not torch.allclose(got_s, ref_s, rtol=1e-3, atol=1e-4 * M ** 0.5):
+                            worst = int((got_s - ref_s).abs().argmax())
+                            failures.append("%s: %s[%d] %r, torch f32 %r" % (tag, name, worst, got_s[worst].item(),
+                                                                            ref_s[worst].item()))
+                            log("MISMATCH %s: %s" % (tag, name))
+                            res["check"] = "MISMATCH"
                 else:
                     ref = reference(torch, F, op, x, w, t)
                 bad = compare(torch, op, out, ref, N)

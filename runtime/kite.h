@@ -105,9 +105,25 @@ kite_status kite_rmsnorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void 
    empty problem), into *bytes. */
 kite_status kite_rmsnorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes);
 
+/* The gradients of layernorm: with xh = (x - mean) * rstd and g = dy * w,
+   dx = rstd * (g - mean(g) - xh * mean(xh * g)) row by row, dw = the sum over rows of dy * xh and
+   db = the sum over rows of dy (N floats each).  mean and rstd (M floats each) are the forward's.
+   dw and db may each be NULL (not computed); when either is given, workspace holds
+   kite_layernorm_bwd_workspace() bytes (16-byte aligned), and both are summed as rmsnorm_bwd sums
+   dw: the same bytes on every run.  dx may be x or dy itself (same pointer and stride), but must not
+   overlap either otherwise.  Computed in f32. */
+kite_status kite_layernorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                               const void *w, const float *mean, const float *rstd, const void *dy,
+                               int64_t lddy, void *dx, int64_t lddx, float *dw, float *db, void *workspace,
+                               size_t workspace_bytes, cudaStream_t stream);
+
+/* Bytes of workspace kite_layernorm_bwd needs for dw and db at M rows of N on the current device (0
+   for an empty problem), into *bytes. */
+kite_status kite_layernorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes);
+
 /* The variant kite would launch for this problem, and why (tuned rule or heuristic); no launch.
    op is "rmsnorm", "rmsnorm_res", "layernorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd",
-   "rmsnorm_bwd" (row ops: M rows of N, K ignored) or "gemm"
+   "rmsnorm_bwd", "layernorm_bwd" (row ops: M rows of N, K ignored) or "gemm"
    (dtype is that of A, B and C alike).  Pointers and strides are taken as 16-byte aligned.
    Writes a one-line text into buf (truncated to len). */
 kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
@@ -136,10 +152,13 @@ typedef struct kite_row_args {
   void *h; int64_t ldh;            /* rmsnorm_res, optional: x + res as stored */
   const void *b;                   /* layernorm, optional: the bias (N elements) */
   float *mean;                     /* layernorm, optional: each row's mean (rstd: its 1/sqrt(var + eps)) */
-  float *dw;                       /* rmsnorm_bwd, optional: w's gradient, N floats (rstd is the
-                                      forward's, dy the incoming gradient, y receives dx) */
-  float *partials; int64_t parts;  /* rmsnorm_bwd with dw: room for `parts` partial rows of N
-                                      floats (rounded up to 4), at most one per CTA */
+  float *dw;                       /* rmsnorm_bwd, layernorm_bwd, optional: w's gradient, N floats
+                                      (rstd and mean are the forward's, dy the incoming gradient,
+                                      y receives dx) */
+  float *db;                       /* layernorm_bwd, optional: b's gradient, N floats */
+  float *partials; int64_t parts;  /* with dw or db: room for `parts` CTAs' partial rows (one per
+                                      sum the op makes: rmsnorm_bwd 1, layernorm_bwd 2) of N
+                                      floats, rounded up to 4 */
 } kite_row_args;
 
 /* The arguments of a GEMM launcher: C = alpha * A * B^T + beta * C, each

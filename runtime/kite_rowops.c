@@ -9,26 +9,30 @@
 enum { KITE_ROW_Y = 1, KITE_ROW_W = 2, KITE_ROW_CE = 4, KITE_ROW_DY = 8, KITE_ROW_LSE = 16, KITE_ROW_DW = 32,
        KITE_ROW_RES = 64, KITE_ROW_LN = 128 };
 
-/* x_name, y_name: what the op's entry point calls the tensors in x and y. */
+/* x_name, y_name: what the op's entry point calls the tensors in x and y;
+   sums: the sums over rows it makes into partial rows (dw, db), each CTA one
+   partial row per sum. */
 struct kite_row_op {
   const char *name;
   int uses;
   const char *x_name, *y_name;
+  int sums;
 };
 
 static const struct kite_row_op kite_row_ops[] = {
-  { "rmsnorm", KITE_ROW_Y | KITE_ROW_W, "x", "y" },
-  { "softmax", KITE_ROW_Y, "x", "y" },
-  { "cross_entropy", KITE_ROW_CE, "x", "y" },
-  { "softmax_bwd", KITE_ROW_Y | KITE_ROW_DY, "y", "dx" },
-  { "cross_entropy_bwd", KITE_ROW_Y | KITE_ROW_LSE, "x", "dx" },
-  { "rmsnorm_bwd", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_DY | KITE_ROW_DW, "x", "dx" },
-  { "rmsnorm_res", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_RES, "x", "y" },
-  { "layernorm", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_LN, "x", "y" },
+  { "rmsnorm", KITE_ROW_Y | KITE_ROW_W, "x", "y", 0 },
+  { "softmax", KITE_ROW_Y, "x", "y", 0 },
+  { "cross_entropy", KITE_ROW_CE, "x", "y", 0 },
+  { "softmax_bwd", KITE_ROW_Y | KITE_ROW_DY, "y", "dx", 0 },
+  { "cross_entropy_bwd", KITE_ROW_Y | KITE_ROW_LSE, "x", "dx", 0 },
+  { "rmsnorm_bwd", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_DY | KITE_ROW_DW, "x", "dx", 1 },
+  { "layernorm_bwd", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_DY | KITE_ROW_DW | KITE_ROW_LN, "x", "dx", 2 },
+  { "rmsnorm_res", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_RES, "x", "y", 0 },
+  { "layernorm", KITE_ROW_Y | KITE_ROW_W | KITE_ROW_LN, "x", "y", 0 },
 };
 
 /* Ops kite does not know (a user's own template) follow the plain x -> y contract. */
-static const struct kite_row_op kite_row_generic = { "row op", KITE_ROW_Y, "x", "y" };
+static const struct kite_row_op kite_row_generic = { "row op", KITE_ROW_Y, "x", "y", 0 };
 
 static const struct kite_row_op *kite_row_op_of(const char *name)
 {
@@ -36,6 +40,9 @@ static const struct kite_row_op *kite_row_op_of(const char *name)
     if (strcmp(kite_row_ops[i].name, name) == 0) return &kite_row_ops[i];
   return &kite_row_generic;
 }
+
+/* Whether a backward call asks for sums over rows (dw, db). */
+static int kite_row_sums_asked(const kite_row_args *a) { return a->dw || a->db; }
 
 static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
@@ -53,14 +60,16 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
   if ((op->uses & KITE_ROW_RES) && (kite__misaligned(a->res, es) || kite__misaligned(a->h, es)))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: residual and h must be aligned to their %d-byte elements",
                       op->name, es);
+  if ((op->uses & KITE_ROW_LN) && (op->uses & KITE_ROW_DW) && !a->mean)
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: mean (the forward's) is NULL", op->name);
   if ((op->uses & KITE_ROW_LN) && (kite__misaligned(a->b, es) || kite__misaligned(a->mean, 4)))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: b must be aligned to its %d-byte elements, mean to 4 bytes",
                       op->name, es);
   if ((op->uses & KITE_ROW_DW) && !a->rstd)
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: rstd (the forward's) is NULL", op->name);
-  if ((op->uses & KITE_ROW_DW) && a->dw && (!a->partials || a->parts < 1))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw needs a workspace (partials NULL or parts=%lld)", op->name,
-                      (long long)a->parts);
+  if ((op->uses & KITE_ROW_DW) && kite_row_sums_asked(a) && (!a->partials || a->parts < 1))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s needs a workspace (partials NULL or parts=%lld)", op->name,
+                      op->sums > 1 ? "dw or db" : "dw", (long long)a->parts);
   const void *y = (op->uses & KITE_ROW_Y) ? a->y : NULL, *w = (op->uses & KITE_ROW_W) ? a->w : NULL;
   const void *dy = (op->uses & KITE_ROW_DY) ? a->dy : NULL;
   if (kite__misaligned(a->x, es) || kite__misaligned(y, es) || kite__misaligned(w, es) ||
@@ -69,9 +78,10 @@ static kite_status kite_check_pointers(const struct kite_row_op *op, const kite_
                       op->name, op->x_name, op->y_name, (op->uses & KITE_ROW_W) ? ", w" : dy ? ", dy" : "", es);
   const int ce = op->uses & KITE_ROW_CE, ceb = op->uses & KITE_ROW_LSE;
   const void *rstd = (op->uses & KITE_ROW_W) ? a->rstd : NULL;
-  if ((op->uses & KITE_ROW_DW) && (kite__misaligned(a->dw, 4) || kite__misaligned(a->dw ? a->partials : NULL, 16)))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw must be 4-byte aligned and the workspace 16-byte aligned",
-                      op->name);
+  if ((op->uses & KITE_ROW_DW) && (kite__misaligned(a->dw, 4) || kite__misaligned(a->db, 4) ||
+                                   kite__misaligned(kite_row_sums_asked(a) ? a->partials : NULL, 16)))
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s must be 4-byte aligned and the workspace 16-byte aligned",
+                      op->name, op->sums > 1 ? "dw and db" : "dw");
   if (kite__misaligned(rstd, 4) || (ce && (kite__misaligned(a->loss, 4) || kite__misaligned(a->lse, 4) ||
                                          kite__misaligned(a->target, 8))) ||
       (ceb && (kite__misaligned(a->lse, 4) || kite__misaligned(a->dloss, 4) || kite__misaligned(a->target, 8))))
@@ -90,24 +100,29 @@ static int kite_row_apart(const kite_row_args *a, const void *in, int64_t ldin, 
   return !kite__spans_overlap(is, ys);
 }
 
-/* Floats between rmsnorm_bwd's partial rows (the kernels' partial_ld): N rounded up to 16 bytes. */
+/* Floats between partial rows (the kernels' partial_ld): N rounded up to 16 bytes. */
 static int64_t kite_partial_ld(int64_t n) { return (n + 3) / 4 * 4; }
 
-/* Bytes of `parts` partial rows of n floats. */
-static size_t kite_partials_bytes(int64_t parts, int64_t n)
+/* Bytes of `parts` CTAs' partial rows (sums rows each) of n floats. */
+static size_t kite_partials_bytes(int64_t parts, int sums, int64_t n)
 {
-  return (size_t)parts * (size_t)kite_partial_ld(n) * sizeof(float);
+  return (size_t)parts * (size_t)sums * (size_t)kite_partial_ld(n) * sizeof(float);
 }
 
-/* dw (N floats), the workspace (parts partial rows) and dx: pairwise apart. */
+/* dw and db (N floats each, where given), the workspace and dx: pairwise apart. */
 static kite_status kite_check_dw(const struct kite_row_op *op, const kite_row_args *a, int es)
 {
-  uintptr_t dw[2], ws[2], ys[2];
-  kite__span(a->dw, 1, a->N, a->N, 4, dw);
-  kite__span(a->partials, a->parts, kite_partial_ld(a->N), kite_partial_ld(a->N), 4, ws);
-  kite__span(a->y, a->M, a->N, a->ldy, es, ys);
-  if (kite__spans_overlap(dw, ws) || kite__spans_overlap(dw, ys) || kite__spans_overlap(ws, ys))
-    return kite__fail(KITE_ERR_INVALID_ARG, "%s: dw, the workspace and %s must not overlap", op->name, op->y_name);
+  uintptr_t sp[4][2];
+  const int64_t ld = kite_partial_ld(a->N);
+  kite__span(a->y, a->M, a->N, a->ldy, es, sp[0]);
+  kite__span(a->partials, a->parts * op->sums, ld, ld, 4, sp[1]);
+  kite__span(a->dw, 1, a->N, a->N, 4, sp[2]);
+  kite__span(a->db, 1, a->N, a->N, 4, sp[3]);
+  for (int i = 0; i < 4; i++)
+    for (int j = i + 1; j < 4; j++)
+      if (sp[i][0] && sp[j][0] && kite__spans_overlap(sp[i], sp[j]))   /* dw or db may be NULL */
+        return kite__fail(KITE_ERR_INVALID_ARG, "%s: %s, the workspace and %s must not overlap", op->name,
+                          op->sums > 1 ? "dw, db" : "dw", op->y_name);
   return KITE_OK;
 }
 
@@ -158,7 +173,7 @@ static kite_status kite_check_layout(const struct kite_row_op *op, const kite_ro
   if (res && !kite_res_apart(a, es))
     return kite__fail(KITE_ERR_INVALID_ARG, "%s: y overlaps the residual or h, or h partly overlaps x or the "
                       "residual (h may be x or the residual itself, y may be x itself)", op->name);
-  if ((op->uses & KITE_ROW_DW) && a->dw) return kite_check_dw(op, a, es);
+  if ((op->uses & KITE_ROW_DW) && kite_row_sums_asked(a)) return kite_check_dw(op, a, es);
   return KITE_OK;
 }
 
@@ -297,10 +312,10 @@ kite_status kite_cross_entropy_bwd(kite_dtype dtype, int64_t M, int64_t N, const
   return kite_row_run("cross_entropy_bwd", dtype, &a, stream);
 }
 
-/* Partial rows of dw for M rows on sms SMs: at least one per SM, up to four
-   while each CTA still gets 32 rows or more (a partial row costs as much as
-   a few rows of the op), never more than M. */
-static int64_t kite_rmsnorm_parts(int64_t M, int sms)
+/* CTAs with partial rows for M rows on sms SMs: at least one per SM, up to
+   four while each CTA still gets 32 rows or more (a partial row costs as
+   much as a few rows of the op), never more than M. */
+static int64_t kite_row_parts(int64_t M, int sms)
 {
   int64_t g = (M + 31) / 32;
   if (g > 4 * (int64_t)sms) g = 4 * (int64_t)sms;
@@ -308,31 +323,58 @@ static int64_t kite_rmsnorm_parts(int64_t M, int sms)
   return g < M ? g : M;
 }
 
-/* The partial rows for M rows (KITE_ERR_CUDA without a device). */
-static kite_status kite_rmsnorm_bwd_parts(int64_t M, int64_t *parts)
+/* The CTAs with partial rows for M rows (KITE_ERR_CUDA without a device). */
+static kite_status kite_row_parts_of(const struct kite_row_op *op, int64_t M, int64_t *parts)
 {
   int sms;
   const cudaError_t e = kite__device_sms(&sms);
   if (e != cudaSuccess)
-    return kite__fail(KITE_ERR_CUDA, "rmsnorm_bwd: SM count of the device: %s", cudaGetErrorString(e));
-  *parts = kite_rmsnorm_parts(M, sms);
+    return kite__fail(KITE_ERR_CUDA, "%s: SM count of the device: %s", op->name, cudaGetErrorString(e));
+  *parts = kite_row_parts(M, sms);
   return KITE_OK;
+}
+
+/* Bytes of workspace op needs for its sums over M rows of N. */
+static kite_status kite_row_workspace(const struct kite_row_op *op, int64_t M, int64_t N, size_t *bytes)
+{
+  if (!bytes) return kite__fail(KITE_ERR_INVALID_ARG, "%s_workspace: bytes is NULL", op->name);
+  *bytes = 0;
+  if (M < 0 || N < 0)
+    return kite__fail(KITE_ERR_INVALID_ARG, "%s_workspace: M=%lld and N=%lld must not be negative", op->name,
+                      (long long)M, (long long)N);
+  if (N > INT32_MAX)
+    return kite__fail(KITE_ERR_UNSUPPORTED, "%s_workspace: N=%lld is above 2^31-1", op->name, (long long)N);
+  if (M == 0 || N == 0) return KITE_OK;
+  int64_t parts;
+  const kite_status s = kite_row_parts_of(op, M, &parts);
+  if (s == KITE_OK) *bytes = kite_partials_bytes(parts, op->sums, N);
+  return s;
+}
+
+/* A backward op that sums over rows: every check (the sums' overlaps with
+   the whole workspace once its size is known), then the launch. */
+static kite_status kite_row_bwd_run(const struct kite_row_op *op, kite_dtype dtype, kite_row_args *a,
+                                    size_t workspace_bytes, cudaStream_t stream)
+{
+  int noop;
+  a->parts = 1;   /* the overlaps with one CTA's partial rows so far */
+  kite_status s = kite_row_check(op, dtype, a, &noop);
+  if (s != KITE_OK || noop) return s;
+  if (kite_row_sums_asked(a)) {
+    if ((s = kite_row_parts_of(op, a->M, &a->parts)) != KITE_OK) return s;
+    const size_t need = kite_partials_bytes(a->parts, op->sums, a->N);
+    if (workspace_bytes < need)
+      return kite__fail(KITE_ERR_INVALID_ARG, "%s: the workspace has %zu bytes, M=%lld N=%lld need %zu "
+                        "(kite_%s_workspace)", op->name, workspace_bytes, (long long)a->M, (long long)a->N, need,
+                        op->name);
+    if ((s = kite_check_dw(op, a, kite__dtype_size(dtype))) != KITE_OK) return s;   /* with all of them */
+  }
+  return kite_row_dispatch(op->name, dtype, a, stream);
 }
 
 kite_status kite_rmsnorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes)
 {
-  if (!bytes) return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_bwd_workspace: bytes is NULL");
-  *bytes = 0;
-  if (M < 0 || N < 0)
-    return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_bwd_workspace: M=%lld and N=%lld must not be negative",
-                      (long long)M, (long long)N);
-  if (N > INT32_MAX)
-    return kite__fail(KITE_ERR_UNSUPPORTED, "rmsnorm_bwd_workspace: N=%lld is above 2^31-1", (long long)N);
-  if (M == 0 || N == 0) return KITE_OK;
-  int64_t parts;
-  const kite_status s = kite_rmsnorm_bwd_parts(M, &parts);
-  if (s == KITE_OK) *bytes = kite_partials_bytes(parts, N);
-  return s;
+  return kite_row_workspace(kite_row_op_of("rmsnorm_bwd"), M, N, bytes);
 }
 
 kite_status kite_rmsnorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
@@ -341,19 +383,21 @@ kite_status kite_rmsnorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void 
                              cudaStream_t stream)
 {
   kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = dx, .ldy = lddx, .w = w, .w_offset = w_offset,
-                      .rstd = (float *)rstd, .dy = dy, .lddy = lddy, .dw = dw, .partials = workspace,
-                      .parts = 1 };
-  const struct kite_row_op *op = kite_row_op_of("rmsnorm_bwd");
-  int noop;
-  kite_status s = kite_row_check(op, dtype, &a, &noop);   /* dw's overlaps with one partial row so far */
-  if (s != KITE_OK || noop) return s;
-  if (dw) {
-    if ((s = kite_rmsnorm_bwd_parts(M, &a.parts)) != KITE_OK) return s;
-    const size_t need = kite_partials_bytes(a.parts, N);
-    if (workspace_bytes < need)
-      return kite__fail(KITE_ERR_INVALID_ARG, "rmsnorm_bwd: the workspace has %zu bytes, M=%lld N=%lld need %zu "
-                        "(kite_rmsnorm_bwd_workspace)", workspace_bytes, (long long)M, (long long)N, need);
-    if ((s = kite_check_dw(op, &a, kite__dtype_size(dtype))) != KITE_OK) return s;   /* with all of them */
-  }
-  return kite_row_dispatch("rmsnorm_bwd", dtype, &a, stream);
+                      .rstd = (float *)rstd, .dy = dy, .lddy = lddy, .dw = dw, .partials = workspace };
+  return kite_row_bwd_run(kite_row_op_of("rmsnorm_bwd"), dtype, &a, workspace_bytes, stream);
+}
+
+kite_status kite_layernorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes)
+{
+  return kite_row_workspace(kite_row_op_of("layernorm_bwd"), M, N, bytes);
+}
+
+kite_status kite_layernorm_bwd(kite_dtype dtype, int64_t M, int64_t N, const void *x, int64_t ldx,
+                               const void *w, const float *mean, const float *rstd, const void *dy,
+                               int64_t lddy, void *dx, int64_t lddx, float *dw, float *db, void *workspace,
+                               size_t workspace_bytes, cudaStream_t stream)
+{
+  kite_row_args a = { .M = M, .N = N, .x = x, .ldx = ldx, .y = dx, .ldy = lddx, .w = w, .mean = (float *)mean,
+                      .rstd = (float *)rstd, .dy = dy, .lddy = lddy, .dw = dw, .db = db, .partials = workspace };
+  return kite_row_bwd_run(kite_row_op_of("layernorm_bwd"), dtype, &a, workspace_bytes, stream);
 }

@@ -1191,8 +1191,9 @@ END_TEST
 
 
 /* Whether variant i gets a case here: every variant but the gemm ones, which
-   test_gemm runs, and rmsnorm_bwd's, rmsnorm_res's and layernorm's, which test_norm runs (an op this file has no reference for fails loudly rather
-   than going untested); `huge`: only those past 262144 elements.
+   test_gemm runs, and rmsnorm_bwd's, rmsnorm_res's, layernorm's and
+   layernorm_bwd's, which test_norm runs (an op this file has no reference
+   for fails loudly rather than going untested); `huge`: only those past 262144 elements.
    KITE_TEST_ONLY=<glob> keeps the variants it names and drops the cases that
    are not a variant's, so that a device run can split the suite over
    processes or re-check what changed. */
@@ -1201,7 +1202,7 @@ static int chosen(int32_t i, int huge)
   kite_variant_info info;
   if (kite_variant_get(i, &info) != KITE_OK) return !huge;
   /* test_gemm and test_norm run these */
-  if (strcmp(info.op, "gemm") == 0 || strncmp(info.op, "rmsnorm_", 8) == 0 || strcmp(info.op, "layernorm") == 0)
+  if (strcmp(info.op, "gemm") == 0 || strncmp(info.op, "rmsnorm_", 8) == 0 || strncmp(info.op, "layernorm", 9) == 0)
     return 0;
   if (huge && (info.n_max <= 262144 || op_of(info.op) < 0)) return 0;
   const char *only = getenv("KITE_TEST_ONLY");

@@ -1,16 +1,16 @@
 /* test_norm.c - rmsnorm's backward (kite_rmsnorm_bwd), its forward over a
- * residual stream (kite_rmsnorm_fwd_residual) and layernorm's forward
- * (kite_layernorm_fwd) on a GPU, against float64 references on the host.
+ * residual stream (kite_rmsnorm_fwd_residual), layernorm's forward
+ * (kite_layernorm_fwd) and backward (kite_layernorm_bwd) on a GPU, against float64 references on the host.
  *
  * Without a usable sm_90 device it prints
  *     KITE_SKIPPED: <number of GPU test cases> (no CUDA device: <reason>)
  * and exits 0 without running one.  Otherwise (CK_NOFORK):
- *   variants   every rmsnorm_bwd variant through kite_run_variant, at row
+ *   variants   every rmsnorm_bwd and layernorm_bwd variant through kite_run_variant, at row
  *              lengths from 1 to 262144 within its range, odd row counts and
  *              one of many rows, padded strides (odd ones and an unaligned
  *              base for element-wise variants); dx and dw poisoned first,
  *              every element checked, row padding and guards untouched, a
- *              second run byte-identical (dx and dw: no atomics), dw NULL
+ *              second run byte-identical (dx, dw, db: no atomics), dw NULL
  *              leaving dx the same bytes
  *   entry      kite_rmsnorm_bwd with the workspace kite_rmsnorm_bwd_workspace
  *              asks for: many rows, w_offset 1 (Gemma), in place (dx == dy,
@@ -23,6 +23,9 @@
  *   res_invalid  its invalid calls touch nothing
  *   ln_entry   kite_layernorm_fwd with and without b, mean and rstd, in place
  *   ln_invalid its invalid calls touch nothing
+ *   lnb_entry  kite_layernorm_bwd as entry's cases (dw and db, dw alone, db alone)
+ *   lnb_diff   f32: its dx, dw and db against central differences through kite_layernorm_fwd
+ *   lnb_invalid  its invalid calls touch nothing
  * The variants case runs rmsnorm_res's and layernorm's variants as well: h the exact bytes of
  * x + residual rounded to the dtype, y and rstd within tolerance, a second run
  * byte-identical.
@@ -47,78 +50,98 @@ static double dx_rtol(kite_dtype d) { return d == KITE_BF16 ? 8e-3 : d == KITE_F
 
 enum { NOT_IN_PLACE, DX_IS_DY, DX_IS_X };
 
-/* One problem: host inputs as stored, device buffers, references. */
+enum { SUM_DW = 1, SUM_DB = 2 };   /* the sums over rows a call asks for */
+
+/* One problem of rmsnorm_bwd or (ln) layernorm_bwd: host inputs as stored,
+   device buffers, references. */
 typedef struct nproblem {
   kite_dtype dt;
+  int ln;                  /* layernorm: x centred on the mean, dw and db */
   int64_t M, N, ld, off;   /* every tensor's row stride; elements the bases sit past their allocation */
   float w_offset;
-  int inplace, with_dw;
+  int inplace, sums;
   size_t bytes;            /* of each row tensor's allocation */
   void *xh, *wh, *dyh;
-  float *rstd;
+  float *rstd, *mean;
   void *xa, *dya, *dxa;    /* allocations (dxa may be xa or dya) */
   void *wd, *ws;
-  float *rstdd, *dwd;
+  float *rstdd, *meand, *dwd, *dbd;
   size_t ws_bytes;
-  double *dx_ref, *dx_tol, *dw_ref, *dw_tol;
+  double *dx_ref, *dx_tol, *dw_ref, *dw_tol, *db_ref, *db_tol;
 } nproblem;
+
+/* The partial rows per CTA of the op's workspace. */
+static int np_rows(const nproblem *p) { return p->ln ? 2 : 1; }
 
 static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 static void *at(void *base, const nproblem *p) { return (char *)base + p->off * kt_dtype_size(p->dt); }
 
-/* rstd as the forward stores it, from x as stored. */
+/* mean (layernorm; else 0) and rstd as the forward stores them, from x as stored. */
 static void host_rstd(nproblem *p)
 {
   for (int64_t i = 0; i < p->M; i++) {
-    double ss = 0;
+    double s = 0, ss = 0;
+    for (int64_t j = 0; j < p->N; j++) s += kt_load(p->dt, p->xh, p->off + i * p->ld + j);
+    const double mean = p->ln ? s / (double)p->N : 0;
     for (int64_t j = 0; j < p->N; j++) {
-      const double v = kt_load(p->dt, p->xh, p->off + i * p->ld + j);
+      const double v = kt_load(p->dt, p->xh, p->off + i * p->ld + j) - mean;
       ss += v * v;
     }
+    p->mean[i] = (float)mean;
     p->rstd[i] = (float)(1.0 / sqrt(ss / (double)p->N + EPS));
   }
 }
 
-/* The float64 references of dx and dw, and their tolerances. */
+/* The float64 references of dx, dw and db, and their tolerances. */
 static void host_reference(nproblem *p)
 {
   const int64_t M = p->M, N = p->N;
   double *xh = kt_halloc((size_t)N * sizeof(double)), *g = kt_halloc((size_t)N * sizeof(double));
-  double *dw_abs = kt_halloc((size_t)N * sizeof(double));
-  for (int64_t j = 0; j < N; j++) p->dw_ref[j] = dw_abs[j] = 0;
+  double *dw_abs = kt_halloc((size_t)N * sizeof(double)), *db_abs = kt_halloc((size_t)N * sizeof(double));
+  for (int64_t j = 0; j < N; j++) p->dw_ref[j] = dw_abs[j] = p->db_ref[j] = db_abs[j] = 0;
   for (int64_t i = 0; i < M; i++) {
     const double rs = p->rstd[i];
-    double dot = 0, dot_abs = 0, gmax = 0, xmax = 0;
+    double dot = 0, dot_abs = 0, gsum = 0, gmax = 0, xmax = 0;
     for (int64_t j = 0; j < N; j++) {
       const int64_t e = p->off + i * p->ld + j;
       const double dy = kt_load(p->dt, p->dyh, e);
-      xh[j] = kt_load(p->dt, p->xh, e) * rs;
+      xh[j] = (kt_load(p->dt, p->xh, e) - p->mean[i]) * rs;
       g[j] = dy * ((double)kt_load(p->dt, p->wh, j) + p->w_offset);
       dot += xh[j] * g[j];
       dot_abs += fabs(xh[j] * g[j]);
+      gsum += g[j];
       gmax = fmax(gmax, fabs(g[j]));
       xmax = fmax(xmax, fabs(xh[j]));
       p->dw_ref[j] += dy * xh[j];
       dw_abs[j] += fabs(dy * xh[j]);
+      p->db_ref[j] += dy;
+      db_abs[j] += fabs(dy);
     }
-    const double c = dot / (double)N, scale = rs * (gmax + xmax * dot_abs / (double)N);
+    const double c = dot / (double)N, cg = p->ln ? gsum / (double)N : 0;
+    const double scale = rs * (gmax + fabs(cg) + xmax * dot_abs / (double)N);
     for (int64_t j = 0; j < N; j++) {
-      const double ref = rs * (g[j] - xh[j] * c);
+      const double ref = rs * (g[j] - cg - xh[j] * c);
       p->dx_ref[i * N + j] = ref;
       p->dx_tol[i * N + j] = dx_rtol(p->dt) * fabs(ref) + F32_SHARE * scale + 1e-30;
     }
   }
-  for (int64_t j = 0; j < N; j++) p->dw_tol[j] = DW_SHARE * dw_abs[j] + 1e-30;
+  for (int64_t j = 0; j < N; j++) {
+    p->dw_tol[j] = DW_SHARE * dw_abs[j] + 1e-30;
+    p->db_tol[j] = DW_SHARE * db_abs[j] + 1e-30;
+  }
 }
 
-/* A problem with random data (x and dy normal, w around 1 - w_offset), its
-   references, device copies; dx and dw poisoned. */
-static nproblem np_new(kite_dtype dt, int64_t M, int64_t N, int aligned, float w_offset, int inplace,
+/* A problem with random data (x and dy normal, x off centre for layernorm, w
+   around 1 - w_offset), its references, device copies; dx and the sums
+   poisoned.  Every sum the op makes is asked for. */
+static nproblem np_new(int ln, kite_dtype dt, int64_t M, int64_t N, int aligned, float w_offset, int inplace,
                        const char *tag, int64_t seq)
 {
   nproblem p;
   memset(&p, 0, sizeof p);
-  p.dt = dt, p.M = M, p.N = N, p.w_offset = w_offset, p.inplace = inplace, p.with_dw = 1;
+  ck_assert_msg(!ln || w_offset == 0.f, "layernorm_bwd takes no w_offset");
+  p.dt = dt, p.ln = ln, p.M = M, p.N = N, p.w_offset = w_offset, p.inplace = inplace;
+  p.sums = ln ? SUM_DW | SUM_DB : SUM_DW;
   p.ld = aligned ? round_up(N, 8) + 8 : N + 3;
   p.off = aligned ? 8 : 1;
   const int es = kt_dtype_size(dt);
@@ -130,22 +153,26 @@ static nproblem np_new(kite_dtype dt, int64_t M, int64_t N, int aligned, float w
   memset(p.dyh, 0, p.bytes);
   for (int64_t i = 0; i < M; i++)
     for (int64_t j = 0; j < N; j++) {
-      kt_store(dt, p.xh, p.off + i * p.ld + j, (float)(kt_normal(&r) * 2.0));
+      kt_store(dt, p.xh, p.off + i * p.ld + j, (float)(kt_normal(&r) * 2.0 + (ln ? 1.5 : 0.0)));
       kt_store(dt, p.dyh, p.off + i * p.ld + j, (float)kt_normal(&r));
     }
   for (int64_t j = 0; j < N; j++) kt_store(dt, p.wh, j, (float)(1.0 - w_offset + 0.5 * kt_normal(&r)));
-  p.rstd = kt_halloc((size_t)M * sizeof(float));
+  p.rstd = kt_halloc((size_t)M * sizeof(float)), p.mean = kt_halloc((size_t)M * sizeof(float));
   host_rstd(&p);
   p.dx_ref = kt_halloc((size_t)(M * N) * sizeof(double));
   p.dx_tol = kt_halloc((size_t)(M * N) * sizeof(double));
   p.dw_ref = kt_halloc((size_t)N * sizeof(double));
   p.dw_tol = kt_halloc((size_t)N * sizeof(double));
+  p.db_ref = kt_halloc((size_t)N * sizeof(double));
+  p.db_tol = kt_halloc((size_t)N * sizeof(double));
   host_reference(&p);
   p.xa = kt_dalloc(p.bytes), p.dya = kt_dalloc(p.bytes), p.wd = kt_dalloc((size_t)N * es);
-  p.rstdd = kt_dalloc((size_t)M * sizeof(float));
+  p.rstdd = kt_dalloc((size_t)M * sizeof(float)), p.meand = kt_dalloc((size_t)M * sizeof(float));
   p.dwd = kt_dalloc((size_t)(N + GUARD) * sizeof(float));
-  KT_KITE_OK(kite_rmsnorm_bwd_workspace(M, N, &p.ws_bytes));
-  ck_assert_msg(p.ws_bytes >= (size_t)round_up(N, 4) * sizeof(float), "workspace of %zu bytes", p.ws_bytes);
+  p.dbd = kt_dalloc((size_t)(N + GUARD) * sizeof(float));
+  KT_KITE_OK(ln ? kite_layernorm_bwd_workspace(M, N, &p.ws_bytes) : kite_rmsnorm_bwd_workspace(M, N, &p.ws_bytes));
+  ck_assert_msg(p.ws_bytes >= (size_t)(np_rows(&p) * round_up(N, 4)) * sizeof(float), "workspace of %zu bytes",
+                p.ws_bytes);
   p.ws = kt_dalloc(p.ws_bytes);
   p.dxa = inplace == DX_IS_DY ? p.dya : inplace == DX_IS_X ? p.xa : kt_dalloc(p.bytes);
   return p;
@@ -159,7 +186,9 @@ static void np_reset(nproblem *p)
   KT_CUDA_CHECK(cudaMemcpy(p->dya, p->dyh, p->bytes, cudaMemcpyHostToDevice));
   KT_CUDA_CHECK(cudaMemcpy(p->wd, p->wh, (size_t)p->N * kt_dtype_size(p->dt), cudaMemcpyHostToDevice));
   KT_CUDA_CHECK(cudaMemcpy(p->rstdd, p->rstd, (size_t)p->M * sizeof(float), cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(p->meand, p->mean, (size_t)p->M * sizeof(float), cudaMemcpyHostToDevice));
   KT_CUDA_CHECK(cudaMemset(p->dwd, POISON, (size_t)(p->N + GUARD) * sizeof(float)));
+  KT_CUDA_CHECK(cudaMemset(p->dbd, POISON, (size_t)(p->N + GUARD) * sizeof(float)));
   KT_CUDA_CHECK(cudaMemset(p->ws, POISON, p->ws_bytes));
 }
 
@@ -172,9 +201,12 @@ static kite_row_args np_args(const nproblem *p)
   a.dy = at(p->dya, p), a.lddy = p->ld;
   a.y = at(p->dxa, p), a.ldy = p->ld;
   a.w = p->wd, a.w_offset = p->w_offset, a.rstd = p->rstdd;
-  if (p->with_dw) {
-    a.dw = p->dwd, a.partials = p->ws;
-    a.parts = (int64_t)(p->ws_bytes / ((size_t)round_up(p->N, 4) * sizeof(float)));
+  if (p->ln) a.mean = p->meand;
+  if (p->sums & SUM_DW) a.dw = p->dwd;
+  if (p->sums & SUM_DB) a.db = p->dbd;
+  if (p->sums) {
+    a.partials = p->ws;
+    a.parts = (int64_t)(p->ws_bytes / ((size_t)(np_rows(p) * round_up(p->N, 4)) * sizeof(float)));
   }
   return a;
 }
@@ -182,18 +214,25 @@ static kite_row_args np_args(const nproblem *p)
 static kite_status np_entry(const nproblem *p)
 {
   const kite_row_args a = np_args(p);
-  return kite_rmsnorm_bwd(p->dt, a.M, a.N, a.x, a.ldx, a.w, a.w_offset, a.rstd, a.dy, a.lddy, a.y, a.ldy, a.dw,
-                          p->with_dw ? p->ws : NULL, p->with_dw ? p->ws_bytes : 0, 0);
+  void *ws = p->sums ? p->ws : NULL;
+  const size_t wsb = p->sums ? p->ws_bytes : 0;
+  if (p->ln)
+    return kite_layernorm_bwd(p->dt, a.M, a.N, a.x, a.ldx, a.w, a.mean, a.rstd, a.dy, a.lddy, a.y, a.ldy, a.dw, a.db,
+                              ws, wsb, 0);
+  return kite_rmsnorm_bwd(p->dt, a.M, a.N, a.x, a.ldx, a.w, a.w_offset, a.rstd, a.dy, a.lddy, a.y, a.ldy, a.dw, ws,
+                          wsb, 0);
 }
 
-typedef struct outputs { unsigned char *dx, *dw; } outputs;
+typedef struct outputs { unsigned char *dx, *dw, *db; } outputs;
 
 static outputs np_download(const nproblem *p)
 {
   KT_CUDA_CHECK(cudaDeviceSynchronize());
-  outputs o = { kt_halloc(p->bytes), kt_halloc((size_t)(p->N + GUARD) * sizeof(float)) };
+  const size_t sb = (size_t)(p->N + GUARD) * sizeof(float);
+  outputs o = { kt_halloc(p->bytes), kt_halloc(sb), kt_halloc(sb) };
   KT_CUDA_CHECK(cudaMemcpy(o.dx, p->dxa, p->bytes, cudaMemcpyDeviceToHost));
-  KT_CUDA_CHECK(cudaMemcpy(o.dw, p->dwd, (size_t)(p->N + GUARD) * sizeof(float), cudaMemcpyDeviceToHost));
+  KT_CUDA_CHECK(cudaMemcpy(o.dw, p->dwd, sb, cudaMemcpyDeviceToHost));
+  KT_CUDA_CHECK(cudaMemcpy(o.db, p->dbd, sb, cudaMemcpyDeviceToHost));
   return o;
 }
 
@@ -204,7 +243,25 @@ static int poisoned(const unsigned char *b, size_t from, size_t to)
   return 1;
 }
 
-/* Every dx and dw element within tolerance; everything else of dx's and dw's
+/* A sum over rows (dw or db): every element within tolerance when asked for,
+   the rest of its buffer (all of it when not asked for) still poison. */
+static double sum_check(const nproblem *p, const unsigned char *got, const double *ref, const double *tol, int asked,
+                        const char *name, const char *what)
+{
+  const float *v = (const float *)got;
+  double worst = 0;
+  for (int64_t j = 0; asked && j < p->N; j++) {
+    const double q = fabs(v[j] - ref[j]) / tol[j];
+    ck_assert_msg(q <= 1.0, "%s: %s[%lld] = %.9g, want %.9g (tolerance %.3g)", what, name, (long long)j,
+                  (double)v[j], ref[j], tol[j]);
+    worst = fmax(worst, q);
+  }
+  ck_assert_msg(poisoned(got, asked ? (size_t)p->N * sizeof(float) : 0, (size_t)(p->N + GUARD) * sizeof(float)),
+                "%s: %s written %s", what, name, asked ? "past its end" : "though not asked for");
+  return worst;
+}
+
+/* Every dx, dw and db element within tolerance; everything else of their
    buffers still poison (not in place: the padding is dx's own then).  Returns
    the worst error over tolerance. */
 static double np_check(const nproblem *p, const outputs *o, const char *what)
@@ -229,18 +286,8 @@ static double np_check(const nproblem *p, const outputs *o, const char *what)
     ck_assert_msg(poisoned(o->dx, (size_t)(p->off + (p->M - 1) * p->ld + p->N) * es, p->bytes),
                   "%s: dx's guard was written", what);
   }
-  const float *dw = (const float *)o->dw;
-  if (p->with_dw)
-    for (int64_t j = 0; j < p->N; j++) {
-      const double q = fabs(dw[j] - p->dw_ref[j]) / p->dw_tol[j];
-      ck_assert_msg(q <= 1.0, "%s: dw[%lld] = %.9g, want %.9g (tolerance %.3g)", what, (long long)j, (double)dw[j],
-                    p->dw_ref[j], p->dw_tol[j]);
-      worst = fmax(worst, q);
-    }
-  const size_t dw_from = p->with_dw ? (size_t)p->N * sizeof(float) : 0;
-  ck_assert_msg(poisoned(o->dw, dw_from, (size_t)(p->N + GUARD) * sizeof(float)),
-                "%s: dw written %s", what, p->with_dw ? "past its end" : "though not asked for");
-  return worst;
+  worst = fmax(worst, sum_check(p, o->dw, p->dw_ref, p->dw_tol, p->sums & SUM_DW, "dw", what));
+  return fmax(worst, sum_check(p, o->db, p->db_ref, p->db_tol, p->sums & SUM_DB, "db", what));
 }
 
 /* ---- every variant -------------------------------------------------------------------- */
@@ -269,9 +316,10 @@ START_TEST(variant_matches_reference)
   const int ns = variant_shapes(&v, shape);
   double worst = 0;
   char what[256];
+  const int ln = strcmp(v.op, "layernorm_bwd") == 0;
   for (int k = 0; k < ns; k++) {
-    nproblem p = np_new(v.dtype, shape[k][0], shape[k][1], v.align == 16, k % 2 ? 1.f : 0.f, NOT_IN_PLACE,
-                        v.name, k);
+    nproblem p = np_new(ln, v.dtype, shape[k][0], shape[k][1], v.align == 16, k % 2 && !ln ? 1.f : 0.f,
+                        NOT_IN_PLACE, v.name, k);
     snprintf(what, sizeof what, "%s M=%lld N=%lld ld=%lld", v.name, (long long)p.M, (long long)p.N,
              (long long)p.ld);
     np_reset(&p);
@@ -285,13 +333,17 @@ START_TEST(variant_matches_reference)
     ck_assert_msg(memcmp(first.dx, again.dx, p.bytes) == 0, "%s: dx differs between two runs", what);
     ck_assert_msg(memcmp(first.dw, again.dw, (size_t)p.N * sizeof(float)) == 0, "%s: dw differs between two runs",
                   what);
-    p.with_dw = 0;   /* dx alone: the same bytes, dw untouched */
+    ck_assert_msg(memcmp(first.db, again.db, (size_t)p.N * sizeof(float)) == 0, "%s: db differs between two runs",
+                  what);
+    p.sums = ln && k % 2 ? SUM_DB : 0;   /* dx alone (or with db alone): the same bytes, dw untouched */
     np_reset(&p);
     a = np_args(&p);
     KT_KITE_OK(kite_run_variant(v.name, &a, 0));
     const outputs alone = np_download(&p);
     np_check(&p, &alone, what);
     ck_assert_msg(memcmp(first.dx, alone.dx, p.bytes) == 0, "%s: dx without dw differs", what);
+    if (p.sums & SUM_DB)
+      ck_assert_msg(memcmp(first.db, alone.db, (size_t)p.N * sizeof(float)) == 0, "%s: db without dw differs", what);
     kt_free_all();
   }
   printf("%-50s %2d shapes, worst error %.3f of tolerance\n", v.name, ns, worst);
@@ -307,16 +359,22 @@ static const struct { int64_t M, N; float w_offset; int inplace; } entry_cases[]
 };
 #define N_ENTRY ((int)(sizeof entry_cases / sizeof entry_cases[0]))
 
+/* _i: the dtype and case; layernorm_bwd's cases (_i past rmsnorm_bwd's) ask
+   for dw and db, dw alone or db alone in turn. */
 START_TEST(entry_point)
 {
-  const kite_dtype dt = dtypes[_i % 3];
-  const int c = _i / 3;
-  nproblem p = np_new(dt, entry_cases[c].M, entry_cases[c].N, c % 2 == 0, entry_cases[c].w_offset,
+  const int ln = _i >= N_ENTRY * 3, i = _i % (N_ENTRY * 3);
+  const kite_dtype dt = dtypes[i % 3];
+  const int c = i / 3;
+  nproblem p = np_new(ln, dt, entry_cases[c].M, entry_cases[c].N, c % 2 == 0, ln ? 0.f : entry_cases[c].w_offset,
                       entry_cases[c].inplace, "entry", _i);
+  if (ln) p.sums = c % 3 == 0 ? SUM_DW | SUM_DB : c % 3 == 1 ? SUM_DW : SUM_DB;
+  const char *op = ln ? "layernorm_bwd" : "rmsnorm_bwd";
   char what[400], why[256];
-  KT_KITE_OK(kite_explain("rmsnorm_bwd", dt, p.M, p.N, 0, why, sizeof why));
-  snprintf(what, sizeof what, "kite_rmsnorm_bwd %s M=%lld N=%lld%s (%s)", kt_dtype_name(dt), (long long)p.M,
-           (long long)p.N, p.inplace ? " in place" : "", why);
+  KT_KITE_OK(kite_explain(op, dt, p.M, p.N, 0, why, sizeof why));
+  snprintf(what, sizeof what, "kite_%s %s M=%lld N=%lld%s%s%s (%s)", op, kt_dtype_name(dt), (long long)p.M,
+           (long long)p.N, p.inplace ? " in place" : "", p.sums & SUM_DW ? " dw" : "", p.sums & SUM_DB ? " db" : "",
+           why);
   np_reset(&p);
   KT_KITE_OK(np_entry(&p));
   const outputs o = np_download(&p);
@@ -389,7 +447,7 @@ END_TEST
 
 START_TEST(invalid_calls_touch_nothing)
 {
-  nproblem p = np_new(KITE_BF16, 5, 1000, 1, 0.f, NOT_IN_PLACE, "invalid", 0);
+  nproblem p = np_new(0, KITE_BF16, 5, 1000, 1, 0.f, NOT_IN_PLACE, "invalid", 0);
   np_reset(&p);
   const kite_row_args v = np_args(&p);
   const size_t wsb = p.ws_bytes;
@@ -867,6 +925,104 @@ START_TEST(layernorm_invalid_calls_touch_nothing)
 }
 END_TEST
 
+/* ---- layernorm's backward: central differences, invalid calls --------------------------- */
+
+/* sum(y * g) over the rows, y = layernorm(x) * w + b through kite_layernorm_fwd (f32); v holds x, then
+   w, then b on the host, d their device copies (the same layout). */
+static double ln_loss(int64_t M, int64_t N, const float *v, float *d, const float *g, float *yd, float *y)
+{
+  KT_CUDA_CHECK(cudaMemcpy(d, v, (size_t)(M * N + 2 * N) * 4, cudaMemcpyHostToDevice));
+  KT_KITE_OK(kite_layernorm_fwd(KITE_F32, M, N, d, N, d + M * N, d + M * N + N, EPS, yd, N, NULL, NULL, 0));
+  KT_CUDA_CHECK(cudaMemcpy(y, yd, (size_t)(M * N) * 4, cudaMemcpyDeviceToHost));
+  double l = 0;
+  for (int64_t k = 0; k < M * N; k++) l += (double)y[k] * g[k];
+  return l;
+}
+
+START_TEST(layernorm_central_differences)
+{
+  const int64_t M = 3, N = _i == 0 ? 37 : 130, n = M * N + 2 * N;
+  const float h = 1e-2f;
+  kt_rng r = kt_rng_for("lnb_diff", _i);
+  float *v = kt_halloc((size_t)n * 4), *g = kt_halloc((size_t)(M * N) * 4), *y = kt_halloc((size_t)(M * N) * 4);
+  float *grad = kt_halloc((size_t)n * 4);   /* dx, dw, db: v's layout */
+  for (int64_t k = 0; k < M * N; k++) v[k] = (float)(kt_normal(&r) + 0.5), g[k] = (float)kt_normal(&r);
+  for (int64_t j = 0; j < N; j++) v[M * N + j] = (float)(1.0 + 0.5 * kt_normal(&r)), v[M * N + N + j] = (float)kt_normal(&r);
+  float *d = kt_dalloc((size_t)n * 4), *gd = kt_dalloc((size_t)(M * N) * 4), *yd = kt_dalloc((size_t)(M * N) * 4);
+  float *meand = kt_dalloc((size_t)M * 4), *rstdd = kt_dalloc((size_t)M * 4), *gradd = kt_dalloc((size_t)n * 4);
+  size_t wsb;
+  KT_KITE_OK(kite_layernorm_bwd_workspace(M, N, &wsb));
+  void *ws = kt_dalloc(wsb);
+  KT_CUDA_CHECK(cudaMemcpy(d, v, (size_t)n * 4, cudaMemcpyHostToDevice));
+  KT_CUDA_CHECK(cudaMemcpy(gd, g, (size_t)(M * N) * 4, cudaMemcpyHostToDevice));
+  KT_KITE_OK(kite_layernorm_fwd(KITE_F32, M, N, d, N, d + M * N, d + M * N + N, EPS, yd, N, meand, rstdd, 0));
+  KT_KITE_OK(kite_layernorm_bwd(KITE_F32, M, N, d, N, d + M * N, meand, rstdd, gd, N, gradd, N, gradd + M * N,
+                                gradd + M * N + N, ws, wsb, 0));
+  KT_CUDA_CHECK(cudaMemcpy(grad, gradd, (size_t)n * 4, cudaMemcpyDeviceToHost));
+  double worst = 0;
+  for (int64_t k = 0; k < n; k++) {
+    const float keep = v[k];
+    v[k] = keep + h;
+    const double lp = ln_loss(M, N, v, d, g, yd, y);
+    v[k] = keep - h;
+    const double lm = ln_loss(M, N, v, d, g, yd, y);
+    v[k] = keep;
+    const double fd = (lp - lm) / (2.0 * (double)h), tol = 2e-3 * (1.0 + fabs(fd));
+    const char *name = k < M * N ? "dx" : k < M * N + N ? "dw" : "db";
+    ck_assert_msg(fabs(grad[k] - fd) <= tol, "N=%lld: %s[%lld] = %.6g, central difference %.6g", (long long)N, name,
+                  (long long)(k < M * N ? k : (k - M * N) % N), (double)grad[k], fd);
+    worst = fmax(worst, fabs(grad[k] - fd) / tol);
+  }
+  printf("layernorm central differences M=%lld N=%lld: worst error %.3f of tolerance\n", (long long)M, (long long)N,
+         worst);
+}
+END_TEST
+
+START_TEST(layernorm_bwd_invalid_calls_touch_nothing)
+{
+  nproblem p = np_new(1, KITE_BF16, 5, 1000, 1, 0.f, NOT_IN_PLACE, "lnb_invalid", 0);
+  np_reset(&p);
+  const kite_row_args v = np_args(&p);
+  const size_t wsb = p.ws_bytes, one = wsb / 2;   /* one partial row per CTA: dw's alone */
+  for (int k = 0;; k++) {
+    kite_row_args a = v;
+    void *ws = p.ws;
+    size_t bytes = wsb;
+    const char *desc;
+    switch (k) {
+    case 0: desc = "mean NULL"; a.mean = NULL; break;
+    case 1: desc = "rstd NULL"; a.rstd = NULL; break;
+    case 2: desc = "w NULL"; a.w = NULL; break;
+    case 3: desc = "workspace NULL with db alone"; a.dw = NULL; ws = NULL; break;
+    case 4: desc = "workspace for one sum only"; bytes = one; break;
+    case 5: desc = "db 2 bytes off"; a.db = (float *)((char *)a.db + 2); break;
+    case 6: desc = "db inside the workspace"; a.db = (float *)ws + wsb / sizeof(float) - 8; break;
+    case 7: desc = "db overlapping dw"; a.db = a.dw + 3; break;
+    case 8: desc = "mean 2 bytes off"; a.mean = (float *)((char *)a.mean + 2); break;
+    case 9: desc = "dx one element into dy"; a.y = (char *)a.dy + 2; a.ldy = a.lddy; break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    kite__fail(KITE_OK, "%s", "");
+    const kite_status s = kite_layernorm_bwd(KITE_BF16, a.M, a.N, a.x, a.ldx, a.w, a.mean, a.rstd, a.dy, a.lddy, a.y,
+                                             a.ldy, a.dw, a.db, ws, bytes, 0);
+    ck_assert_msg(s == KITE_ERR_INVALID_ARG, "%s: got %s (%s), want %s", desc, kite_status_str(s), kite_last_error(),
+                  kite_status_str(KITE_ERR_INVALID_ARG));
+    ck_assert_msg(kite_last_error()[0] != '\0', "%s: no kite_last_error() text", desc);
+  }
+  size_t b = 0;
+  KT_KITE_EXPECT(kite_layernorm_bwd_workspace(5, 1000, NULL), KITE_ERR_INVALID_ARG);
+  KT_KITE_EXPECT(kite_layernorm_bwd_workspace(-1, 1000, &b), KITE_ERR_INVALID_ARG);
+  const outputs o = np_download(&p);
+  ck_assert_msg(poisoned(o.dx, 0, p.bytes), "an invalid call wrote dx");
+  ck_assert_msg(poisoned(o.dw, 0, (size_t)(p.N + GUARD) * sizeof(float)), "an invalid call wrote dw");
+  ck_assert_msg(poisoned(o.db, 0, (size_t)(p.N + GUARD) * sizeof(float)), "an invalid call wrote db");
+  KT_KITE_OK(np_entry(&p));   /* and the valid call works */
+  const outputs ok = np_download(&p);
+  np_check(&p, &ok, "the valid call after the invalid ones");
+}
+END_TEST
+
 START_TEST(no_cuda_error_left)
 {
   KT_CUDA_CHECK(cudaDeviceSynchronize());
@@ -883,12 +1039,16 @@ int main(void)
   for (int32_t i = 0; i < kite_variant_count(); i++) {
     kite_variant_info info;
     if (kite_variant_get(i, &info) != KITE_OK || (only && fnmatch(only, info.name, 0) != 0)) continue;
-    if (strcmp(info.op, "rmsnorm_bwd") == 0) KT_ADD_LOOP(tv, variant_matches_reference, i, i + 1);
+    if (strcmp(info.op, "rmsnorm_bwd") == 0 || strcmp(info.op, "layernorm_bwd") == 0)
+      KT_ADD_LOOP(tv, variant_matches_reference, i, i + 1);
     if (strcmp(info.op, "rmsnorm_res") == 0) KT_ADD_LOOP(tv, residual_variant_matches_reference, i, i + 1);
     if (strcmp(info.op, "layernorm") == 0) KT_ADD_LOOP(tv, layernorm_variant_matches_reference, i, i + 1);
   }
   if (!only) {
     KT_ADD_LOOP(kt_gpu_tcase(s, "entry"), entry_point, 0, N_ENTRY * 3);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "lnb_entry"), entry_point, N_ENTRY * 3, N_ENTRY * 6);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "lnb_diff"), layernorm_central_differences, 0, 2);
+    KT_ADD_LOOP(kt_gpu_tcase(s, "lnb_invalid"), layernorm_bwd_invalid_calls_touch_nothing, 0, 1);
     KT_ADD_LOOP(kt_gpu_tcase(s, "diff"), central_differences, 0, 2);
     KT_ADD_LOOP(kt_gpu_tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
     KT_ADD_LOOP(kt_gpu_tcase(s, "res_entry"), residual_entry_point, 0, 3 * RES_CASES * 4);

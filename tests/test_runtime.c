@@ -1961,11 +1961,60 @@ START_TEST(layernorm_arguments)
 }
 END_TEST
 
-/* Every N from 1 to ROW_N_MAX has an rmsnorm_bwd, an rmsnorm_res and a layernorm variant, for
-   element-aligned and 16-byte-aligned data. */
+/* kite_layernorm_bwd's own checks (fake pointers; the valid calls stop at the device): what
+   rmsnorm_bwd's cases do not cover, mean, db and the two-row workspace. */
+#define FDB FAKE(0xc0000000)
+START_TEST(layernorm_bwd_arguments)
+{
+  const kite_dtype dt = row_dtypes[_i];
+  const uint64_t before = kite__launch_count();
+  for (int k = 0;; k++) {
+    const float *mean = FLSE;
+    float *dw = FDW, *db = FDB;
+    void *ws = FWS, *dx = FY;
+    size_t wsb = (size_t)1 << 30;
+    kite_status want = KITE_ERR_INVALID_ARG;
+    const char *desc;
+    switch (k) {
+    case 0: desc = "mean NULL"; mean = NULL; break;
+    case 1: desc = "mean 2 bytes off"; mean = (const float *)cpy(FLSE, 2); break;
+    case 2: desc = "db 2 bytes off"; db = (float *)cpy(FDB, 2); break;
+    case 3: desc = "db alone, workspace NULL"; dw = NULL; ws = NULL; break;
+    case 4: desc = "db inside the workspace"; db = (float *)cpy(FWS, 64); break;
+    case 5: desc = "db overlapping dw"; db = (float *)cpy(FDW, 16); break;
+    case 6: desc = "db inside dx"; db = (float *)cpy(FY, 64); break;
+    case 7: desc = "dx one element into x"; dx = cpy(FX, kt_dtype_size(dt)); break;
+    case 8: desc = "dtype KITE_E4M3 "; want = KITE_ERR_UNSUPPORTED; break;
+    default: desc = NULL;
+    }
+    if (!desc) break;
+    kite__fail(KITE_OK, "%s", "");
+    const kite_status s = kite_layernorm_bwd(k == 8 ? KITE_E4M3 : dt, 4, 1000, FX, 1024, FW, mean, FRSTD, FDY, 1024, dx,
+                                             1024, dw, db, ws, wsb, 0);
+    ck_assert_msg(s == want, "layernorm_bwd %s, %s: got %s (%s)", kt_dtype_name(dt), desc, kite_status_str(s),
+                  kite_last_error());
+    ck_assert_msg(kite_last_error()[0] != '\0', "%s: no text", desc);
+  }
+  expect_valid_no_gpu(kite_layernorm_bwd(dt, 4, 1000, FX, 1024, FW, FLSE, FRSTD, FDY, 1024, FY, 1024, FDW, FDB, FWS,
+                                         (size_t)1 << 30, 0), "layernorm_bwd, a valid call");
+  expect_valid_no_gpu(kite_layernorm_bwd(dt, 4, 1000, FX, 1024, FW, FLSE, FRSTD, FDY, 1024, FX, 1024, NULL, NULL,
+                                         NULL, 0, 0), "layernorm_bwd in place, no sums");
+  KT_KITE_OK(kite_layernorm_bwd(dt, 0, 1000, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, 0));
+  size_t bytes = 1;
+  KT_KITE_EXPECT(kite_layernorm_bwd_workspace(-1, 10, &bytes), KITE_ERR_INVALID_ARG);
+  KT_KITE_OK(kite_layernorm_bwd_workspace(0, 10, &bytes));
+  ck_assert_msg(bytes == 0, "an empty problem's workspace: %zu bytes", bytes);
+  ck_assert_msg(kite_layernorm_bwd_workspace(10, 10, &bytes) == KITE_ERR_CUDA, "the workspace without a GPU");
+  ck_assert_msg(kite__launch_count() == before, "layernorm_bwd launched without a GPU");
+}
+END_TEST
+
+/* Every N from 1 to ROW_N_MAX has an rmsnorm_bwd, an rmsnorm_res, a layernorm and a layernorm_bwd
+   variant, for element-aligned and 16-byte-aligned data. */
 START_TEST(rmsnorm_bwd_covers_every_n)
 {
-  const char *op = _i == 0 ? "rmsnorm_bwd" : _i == 1 ? "rmsnorm_res" : "layernorm";
+  static const char *const ops[] = { "rmsnorm_bwd", "rmsnorm_res", "layernorm", "layernorm_bwd" };
+  const char *op = ops[_i];
   for (int d = 0; d < 3; d++)
     for (int32_t align = kt_dtype_size(row_dtypes[d]); align <= 16; align *= 2) {
       int64_t n = 1;
@@ -2000,7 +2049,8 @@ int main(void)
   tcase_add_test(tc, gemm_variant_alignment);
   tcase_add_test(tc, gemm_empty_products_launch_nothing);
   tcase_add_loop_test(tc, rmsnorm_bwd_arguments, 0, 3);
-  tcase_add_loop_test(tc, rmsnorm_bwd_covers_every_n, 0, 3);
+  tcase_add_loop_test(tc, rmsnorm_bwd_covers_every_n, 0, 4);
+  tcase_add_loop_test(tc, layernorm_bwd_arguments, 0, 3);
   tcase_add_loop_test(tc, rmsnorm_residual_arguments, 0, 3);
   tcase_add_loop_test(tc, layernorm_arguments, 0, 3);
   suite_add_tcase(s, tc);

@@ -517,11 +517,23 @@ __device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
   }
 }
 
+constexpr int kSums = 1;   // partial rows per CTA (sums over rows: dw, db)
 constexpr int kSumCols = 32;     // columns of dw per CTA of sum_partials, one per lane
 constexpr int kSumSlices = 32;   // warps a column's partial rows are dealt over
 
+static_assert(kSums <= 2, "the launcher sums into dw and db");
+
 // Floats between partial rows: N rounded up to 16 bytes.
 __host__ __device__ __forceinline__ int64_t partial_ld(int64_t n) { return (n + 3) / 4 * 4; }
+
+// Whether the call asks for a sum over rows (then a.partials has a.parts CTAs' rows).
+__host__ __device__ __forceinline__ bool sums_asked(const kite_row_args &a) { return a.dw || a.db; }
+
+// This CTA's first partial row (its kSums rows follow at partial_ld(n)), or null.
+__device__ __forceinline__ float *cta_partials(const kite_row_args &a, int n)
+{
+  return sums_asked(a) ? a.partials + (int64_t)blockIdx.x * kSums * partial_ld(n) : nullptr;
+}
 
 // dw[j] = sum of part[g][j] over g < parts: slice s of the CTA adds rows s,
 // s + kSumSlices, ... in order, then slice 0 adds the slices' sums in order,
@@ -575,15 +587,32 @@ __device__ __forceinline__ void partial_store(float *row, int i, int n, const fl
     if (i + e < n) __stcg(row + i + e, f[e]);
 }
 
-// Resident rows keep their sums of dw in dynamic shared memory, a float per
-// element a thread holds, [access][thread][element]: a thread's sums of an
-// access side by side (16-byte shared loads), registers free for the rows.
-constexpr int kAccBytes = kResident ? kElems * kCtaThreads * (int)sizeof(float) : 0;
-
-// This thread's kVec sums for its access j.
-__device__ __forceinline__ float *acc_at(int j, int thread = threadIdx.x)
+// row[i ...] = v (the CTA's first row), else row[i ...] += v: a streaming
+// thread's kVec values of one sum at element i.
+__device__ __forceinline__ void partial_accum(float *row, int i, int n, bool first, const float (&v)[kVec])
 {
-  return reinterpret_cast<float *>(row_cache) + (j * kCtaThreads + thread) * kVec;
+  float f[kVec];
+  if (first) {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) f[e] = v[e];
+  } else {
+    partial_load(row, i, n, f);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) f[e] += v[e];
+  }
+  partial_store(row, i, n, f);
+}
+
+// Resident rows keep their sums in dynamic shared memory, a float per
+// element a thread holds and sum, [sum][access][thread][element]: a thread's
+// sums of an access side by side (16-byte shared loads), registers free for
+// the rows.
+constexpr int kAccBytes = kResident ? kSums * kElems * kCtaThreads * (int)sizeof(float) : 0;
+
+// This thread's kVec values of sum q for its access j.
+__device__ __forceinline__ float *acc_at(int q, int j, int thread = threadIdx.x)
+{
+  return reinterpret_cast<float *>(row_cache) + ((q * kNv + j) * kCtaThreads + thread) * kVec;
 }
 
 __device__ __forceinline__ void acc_zero(float *s)
@@ -609,24 +638,42 @@ __device__ __forceinline__ void acc_add(float *s, const float (&a)[kVec], const 
   }
 }
 
-// The CTA's row groups' sums added in row-group order, stored as partial row
-// `part` by the first group.
+// s += a, element-wise over an access.
+__device__ __forceinline__ void acc_add_plain(float *s, const float (&a)[kVec])
+{
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) s[e] += a[e];
+}
+
+// Zeroes this thread's sums.
+__device__ __forceinline__ void acc_zero_all()
+{
+#pragma unroll
+  for (int q = 0; q < kSums; ++q)
+#pragma unroll
+    for (int j = 0; j < kNv; ++j) acc_zero(acc_at(q, j));
+}
+
+// The CTA's row groups' sums added in row-group order, stored as the CTA's
+// partial rows (from part) by the first group.
 __device__ __forceinline__ void store_partial(float *part, int n)
 {
   __syncthreads();   // every row group's sums are in
   const int r = threadIdx.x / kThreads, t = threadIdx.x % kThreads;
   if (r != 0) return;
 #pragma unroll
-  for (int j = 0; j < kNv; ++j) {
-    const int i = access_index(0, j, t);
+  for (int q = 0; q < kSums; ++q)
 #pragma unroll
-    for (int e = 0; e < kVec; ++e) {
-      if (i + e >= n) continue;
-      float s = acc_at(j, t)[e];
-      for (int q = 1; q < kRows; ++q) s += acc_at(j, q * kThreads + t)[e];
-      part[i + e] = s;
+    for (int j = 0; j < kNv; ++j) {
+      const int i = access_index(0, j, t);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        if (i + e >= n) continue;
+        float s = acc_at(q, j, t)[e];
+        for (int g = 1; g < kRows; ++g) s += acc_at(q, j, g * kThreads + t)[e];
+        part[q * partial_ld(n) + i + e] = s;
+      }
     }
-  }
 }
 
 }  // namespace
@@ -692,15 +739,14 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
   const int n = (int)a.N;
   const float off = a.w_offset;
   const elem_t *w = static_cast<const elem_t *>(a.w);
-  float *part = a.dw ? a.partials + blockIdx.x * partial_ld(n) : nullptr;
+  float *part = cta_partials(a, n);
   if constexpr (kResident) {
     __shared__ raw_t w_s[kWSlots];
     raw_t wr[kNv];
     load_chunk(w, 0, threadIdx.x % kThreads, n, wr);
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
-#pragma unroll
-    for (int j = 0; j < kNv; ++j) acc_zero(acc_at(j));
+    acc_zero_all();
     pipeline_rows<row_t>(a, [&](place_t p) {
       row_t r = {};
       if (p.live) {
@@ -718,7 +764,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
         const int i = access_index(0, j, p.t);
         float fx[kVec], fg[kVec];
         access_dx(r.x[j], r.g[j], w_at(j), off, rs, c, i, p.live ? n : 0, dx, fx, fg);   // dead rows: no store
-        acc_add(acc_at(j), fg, fx);
+        acc_add(acc_at(0, j), fg, fx);
       }
     });
     if (part) store_partial(part, n);
@@ -774,7 +820,7 @@ extern "C" cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1(const voi
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
-  const int64_t parts = a->dw ? a->parts : blocks;
+  const int64_t parts = sums_asked(*a) ? a->parts : blocks;
   const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < kMaxGrid ? parts : kMaxGrid);
   constexpr int smem = kDynSmem + kAccBytes;
   if constexpr (smem > 0) {   // static shared memory counts against the 48 KB default too
@@ -783,9 +829,16 @@ extern "C" cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1(const voi
   }
   rmsnorm_bwd<<<grid, kCtaThreads, smem, stream>>>(*a);
   const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess || !a->dw) return e;
+  if (e != cudaSuccess) return e;
   const dim3 cols((unsigned)((a->N + kSumCols - 1) / kSumCols));
-  sum_partials<<<cols, dim3(kSumCols, kSumSlices), 0, stream>>>(a->partials, partial_ld(a->N), (int)grid,
-                                                                 (int)a->N, a->dw);
-  return cudaGetLastError();
+  float *const out[2] = { a->dw, a->db };
+  for (int q = 0; q < kSums; ++q) {
+    if (!out[q]) continue;
+    sum_partials<<<cols, dim3(kSumCols, kSumSlices), 0, stream>>>(a->partials + q * partial_ld(a->N),
+                                                                   kSums * partial_ld(a->N), (int)grid, (int)a->N,
+                                                                   out[q]);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }

@@ -106,7 +106,7 @@ M.STAGED_THREADS = 1024      -- threads per SM a staged variant aims at (64 regi
 -- CTAs per SM a variant is built for (the __launch_bounds__ minimum).
 function M.min_ctas(p, opts)
   local cta = p.threads * p.rows
-  local by_threads = M.occupancy(p, opts) // cta
+  local by_threads = math.max(1, M.occupancy(p, opts) // cta)
   if not M.staged(p) then return by_threads end
   return math.min(by_threads, M.SM_SMEM // (M.smem(p) + M.static_smem(p, opts) + 1024))
 end
@@ -120,7 +120,7 @@ end
 -- shared memory, bulk_first = the chunk sizes (from, to) where bulk rows of 4
 -- accesses and `pipe` stages are ranked before register rows, cluster_first
 -- when cluster rows are ranked before streaming ones; modes (default all),
--- nv_max (accesses of a register row), pipe_max and no_cluster limit the
+-- nv_max (accesses of a register row), threads_max, pipe_max and no_cluster limit the
 -- space of ops that hold more than one row (more spill: ptxas -v).
 M.OPS = {
   rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
@@ -149,10 +149,17 @@ M.OPS = {
   layernorm = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 2, bulk_first = {},
                 modes = { reg = true, loop = true }, pipe_max = 1 },
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
-  -- partial row (partials: a persistent grid, launched by partials_launcher)
+  -- partial row (partials: the partial rows per CTA, a persistent grid,
+  -- launched by partials_launcher)
   rmsnorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
                   modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true,
-                  partials = true },
+                  partials = 1 },
+  -- as rmsnorm_bwd, with two sums over rows (dw and db: two partial rows per
+  -- CTA); 768 threads per SM (80 registers: 64 spill, and so do rows of
+  -- 1024 threads, which get no more)
+  layernorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 768, shared_w = 1, bulk_first = {},
+                    modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true,
+                    partials = 2, threads_max = 512 },
 }
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
@@ -189,6 +196,7 @@ local function op_allows(p, opts)
   if opts.modes and not opts.modes[p.mode] then return false end
   if opts.pipe_max and p.pipe > opts.pipe_max then return false end
   if opts.no_cluster and p.cluster > 1 then return false end
+  if opts.threads_max and p.threads > opts.threads_max then return false end
   -- nv_max bounds the accesses of a row one CTA holds; a cluster row's slice takes four
   return not (opts.nv_max and p.mode == "reg" and p.cluster == 1 and p.nv > opts.nv_max)
 end
@@ -358,7 +366,10 @@ constexpr bool kTwoPass = %s;         // the op reads the row a second time for 
   -- names both, in the two branches of `if constexpr (kResident)`
   add(p.mode == "bulk" and M.BULK_ROWS or M.REG_ROWS)
   add(p.mode == "stream" and M.STREAM_ROWS or M.LOOP_ROWS)
-  if opts.partials then add(M.PARTIALS) end
+  if opts.partials then
+    add(string.format("constexpr int kSums = %d;   // partial rows per CTA (sums over rows: dw, db)", opts.partials))
+    add(M.PARTIALS)
+  end
   add("}  // namespace\n")
   return table.concat(out, "\n")
 end
@@ -407,15 +418,16 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 end
 
 -- Launcher of an op that sums over rows into partial rows (opts.partials):
--- a persistent grid of at most a->parts CTAs, CTA i writing partial row i,
--- then the partial rows summed in order into dw (when dw is asked for).
+-- a persistent grid of at most a->parts CTAs, CTA i writing partial rows
+-- kSums * i + q, then each sum's partial rows added in order into its output
+-- (dw, db: those asked for).
 function M.partials_launcher(name, kernel)
   return string.format([[
 extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
-  const int64_t parts = a->dw ? a->parts : blocks;
+  const int64_t parts = sums_asked(*a) ? a->parts : blocks;
   const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < kMaxGrid ? parts : kMaxGrid);
   constexpr int smem = kDynSmem + kAccBytes;
   if constexpr (smem > 0) {   // static shared memory counts against the 48 KB default too
@@ -424,11 +436,18 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   }
   %s<<<grid, kCtaThreads, smem, stream>>>(*a);
   const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess || !a->dw) return e;
+  if (e != cudaSuccess) return e;
   const dim3 cols((unsigned)((a->N + kSumCols - 1) / kSumCols));
-  sum_partials<<<cols, dim3(kSumCols, kSumSlices), 0, stream>>>(a->partials, partial_ld(a->N), (int)grid,
-                                                                 (int)a->N, a->dw);
-  return cudaGetLastError();
+  float *const out[2] = { a->dw, a->db };
+  for (int q = 0; q < kSums; ++q) {
+    if (!out[q]) continue;
+    sum_partials<<<cols, dim3(kSumCols, kSumSlices), 0, stream>>>(a->partials + q * partial_ld(a->N),
+                                                                   kSums * partial_ld(a->N), (int)grid, (int)a->N,
+                                                                   out[q]);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }]], name, kernel, kernel)
 end
 
@@ -437,8 +456,19 @@ M.PARTIALS = [[
 constexpr int kSumCols = 32;     // columns of dw per CTA of sum_partials, one per lane
 constexpr int kSumSlices = 32;   // warps a column's partial rows are dealt over
 
+static_assert(kSums <= 2, "the launcher sums into dw and db");
+
 // Floats between partial rows: N rounded up to 16 bytes.
 __host__ __device__ __forceinline__ int64_t partial_ld(int64_t n) { return (n + 3) / 4 * 4; }
+
+// Whether the call asks for a sum over rows (then a.partials has a.parts CTAs' rows).
+__host__ __device__ __forceinline__ bool sums_asked(const kite_row_args &a) { return a.dw || a.db; }
+
+// This CTA's first partial row (its kSums rows follow at partial_ld(n)), or null.
+__device__ __forceinline__ float *cta_partials(const kite_row_args &a, int n)
+{
+  return sums_asked(a) ? a.partials + (int64_t)blockIdx.x * kSums * partial_ld(n) : nullptr;
+}
 
 // dw[j] = sum of part[g][j] over g < parts: slice s of the CTA adds rows s,
 // s + kSumSlices, ... in order, then slice 0 adds the slices' sums in order,
@@ -492,15 +522,32 @@ __device__ __forceinline__ void partial_store(float *row, int i, int n, const fl
     if (i + e < n) __stcg(row + i + e, f[e]);
 }
 
-// Resident rows keep their sums of dw in dynamic shared memory, a float per
-// element a thread holds, [access][thread][element]: a thread's sums of an
-// access side by side (16-byte shared loads), registers free for the rows.
-constexpr int kAccBytes = kResident ? kElems * kCtaThreads * (int)sizeof(float) : 0;
-
-// This thread's kVec sums for its access j.
-__device__ __forceinline__ float *acc_at(int j, int thread = threadIdx.x)
+// row[i ...] = v (the CTA's first row), else row[i ...] += v: a streaming
+// thread's kVec values of one sum at element i.
+__device__ __forceinline__ void partial_accum(float *row, int i, int n, bool first, const float (&v)[kVec])
 {
-  return reinterpret_cast<float *>(row_cache) + (j * kCtaThreads + thread) * kVec;
+  float f[kVec];
+  if (first) {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) f[e] = v[e];
+  } else {
+    partial_load(row, i, n, f);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) f[e] += v[e];
+  }
+  partial_store(row, i, n, f);
+}
+
+// Resident rows keep their sums in dynamic shared memory, a float per
+// element a thread holds and sum, [sum][access][thread][element]: a thread's
+// sums of an access side by side (16-byte shared loads), registers free for
+// the rows.
+constexpr int kAccBytes = kResident ? kSums * kElems * kCtaThreads * (int)sizeof(float) : 0;
+
+// This thread's kVec values of sum q for its access j.
+__device__ __forceinline__ float *acc_at(int q, int j, int thread = threadIdx.x)
+{
+  return reinterpret_cast<float *>(row_cache) + ((q * kNv + j) * kCtaThreads + thread) * kVec;
 }
 
 __device__ __forceinline__ void acc_zero(float *s)
@@ -526,24 +573,42 @@ __device__ __forceinline__ void acc_add(float *s, const float (&a)[kVec], const 
   }
 }
 
-// The CTA's row groups' sums added in row-group order, stored as partial row
-// `part` by the first group.
+// s += a, element-wise over an access.
+__device__ __forceinline__ void acc_add_plain(float *s, const float (&a)[kVec])
+{
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) s[e] += a[e];
+}
+
+// Zeroes this thread's sums.
+__device__ __forceinline__ void acc_zero_all()
+{
+#pragma unroll
+  for (int q = 0; q < kSums; ++q)
+#pragma unroll
+    for (int j = 0; j < kNv; ++j) acc_zero(acc_at(q, j));
+}
+
+// The CTA's row groups' sums added in row-group order, stored as the CTA's
+// partial rows (from part) by the first group.
 __device__ __forceinline__ void store_partial(float *part, int n)
 {
   __syncthreads();   // every row group's sums are in
   const int r = threadIdx.x / kThreads, t = threadIdx.x % kThreads;
   if (r != 0) return;
 #pragma unroll
-  for (int j = 0; j < kNv; ++j) {
-    const int i = access_index(0, j, t);
+  for (int q = 0; q < kSums; ++q)
 #pragma unroll
-    for (int e = 0; e < kVec; ++e) {
-      if (i + e >= n) continue;
-      float s = acc_at(j, t)[e];
-      for (int q = 1; q < kRows; ++q) s += acc_at(j, q * kThreads + t)[e];
-      part[i + e] = s;
+    for (int j = 0; j < kNv; ++j) {
+      const int i = access_index(0, j, t);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        if (i + e >= n) continue;
+        float s = acc_at(q, j, t)[e];
+        for (int g = 1; g < kRows; ++g) s += acc_at(q, j, g * kThreads + t)[e];
+        part[q * partial_ld(n) + i + e] = s;
+      }
     }
-  }
 }
 ]]
 

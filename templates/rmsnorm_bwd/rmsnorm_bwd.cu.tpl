@@ -64,15 +64,14 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
   const int n = (int)a.N;
   const float off = a.w_offset;
   const elem_t *w = static_cast<const elem_t *>(a.w);
-  float *part = a.dw ? a.partials + blockIdx.x * partial_ld(n) : nullptr;
+  float *part = cta_partials(a, n);
   if constexpr (kResident) {
     __shared__ raw_t w_s[kWSlots];
     raw_t wr[kNv];
     load_chunk(w, 0, threadIdx.x % kThreads, n, wr);
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
-#pragma unroll
-    for (int j = 0; j < kNv; ++j) acc_zero(acc_at(j));
+    acc_zero_all();
     pipeline_rows<row_t>(a, [&](place_t p) {
       row_t r = {};
       if (p.live) {
@@ -90,7 +89,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
         const int i = access_index(0, j, p.t);
         float fx[kVec], fg[kVec];
         access_dx(r.x[j], r.g[j], w_at(j), off, rs, c, i, p.live ? n : 0, dx, fx, fg);   // dead rows: no store
-        acc_add(acc_at(j), fg, fx);
+        acc_add(acc_at(0, j), fg, fx);
       }
     });
     if (part) store_partial(part, n);
