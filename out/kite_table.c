@@ -2216,69 +2216,6 @@ const struct kite_rule kite_rules[] = {
   {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 245, 34.656f},
   {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 233, 20.459f},
   {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 249, 12.088f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 879, 304.608f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 879, 159.856f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 879, 97.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 889, 96.000f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 885, 95.792f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 881, 101.296f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 886, 95.680f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 882, 104.560f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 882, 95.792f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 883, 108.960f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 883, 97.888f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 890, 115.616f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 884, 108.768f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 890, 108.960f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 890, 125.280f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 890, 163.408f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 890, 162.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 890, 167.600f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 890, 164.224f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 890, 182.704f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 890, 164.320f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 891, 298.464f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 891, 156.352f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 891, 97.552f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 901, 96.064f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 900, 95.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 893, 100.960f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 898, 95.872f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 894, 104.416f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 894, 95.840f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 895, 108.752f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 895, 97.904f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 902, 115.600f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 896, 108.576f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 902, 108.832f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 902, 125.664f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 902, 163.152f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 902, 162.736f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 902, 167.536f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 902, 164.224f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 902, 181.472f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 902, 164.400f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 903, 210.656f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 903, 187.792f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 911, 188.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 909, 187.792f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 905, 187.920f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 906, 186.336f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 906, 188.528f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 941, 203.840f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 907, 187.488f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 914, 214.432f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 914, 207.616f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 914, 204.624f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 914, 243.856f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 914, 316.736f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 914, 314.928f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 914, 322.688f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 914, 319.200f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 914, 326.928f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 914, 321.488f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 914, 345.552f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 914, 321.840f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 150, 248.912f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 150, 130.304f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 150, 77.584f},
@@ -2405,8 +2342,197 @@ const struct kite_rule kite_rules[] = {
   {"rmsnorm_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 680, 490.752f},
   {"rmsnorm_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 680, 516.448f},
   {"rmsnorm_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 680, 498.320f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 457, 536.448f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 457, 277.808f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 457, 138.832f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 463, 151.008f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 461, 156.560f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 458, 190.848f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 458, 165.840f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 459, 236.208f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 459, 198.848f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 460, 320.416f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 460, 257.344f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 466, 498.672f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 466, 324.352f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 466, 398.048f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 466, 467.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 466, 497.456f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 466, 501.280f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 466, 546.016f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 466, 516.320f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 466, 552.352f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 466, 532.400f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 468, 512.928f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 468, 267.312f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 468, 139.184f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 474, 148.816f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 472, 156.384f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 469, 191.872f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 469, 166.080f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 470, 235.872f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 470, 199.648f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 471, 326.464f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 471, 266.288f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 477, 503.008f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 477, 325.248f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 477, 397.424f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 477, 469.584f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 477, 498.832f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 477, 501.104f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 477, 544.272f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 477, 516.784f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 477, 550.528f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 477, 534.064f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 479, 325.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 479, 209.968f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 487, 214.352f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 486, 204.448f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 484, 203.584f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 481, 221.088f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 481, 206.736f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 488, 340.400f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 482, 315.360f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 488, 437.232f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 488, 398.816f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 488, 488.624f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 488, 562.176f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 488, 667.136f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 488, 701.808f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 488, 739.632f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 488, 724.736f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 488, 774.800f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 488, 716.640f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 488, 761.936f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 488, 711.232f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 387, 426.096f},
+  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 387, 375.440f},
+  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 387, 181.856f},
+  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 394, 177.664f},
+  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 401, 111.104f},
+  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 402, 118.160f},
+  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 402, 98.272f},
+  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 400, 117.472f},
+  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 400, 97.504f},
+  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 398, 115.952f},
+  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 398, 99.264f},
+  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 404, 120.080f},
+  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 404, 102.768f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 404, 100.560f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 404, 104.752f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 404, 107.824f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 447, 116.608f},
+  {"layernorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 404, 146.976f},
+  {"layernorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 450, 142.528f},
+  {"layernorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 404, 173.312f},
+  {"layernorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 404, 139.840f},
+  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 405, 441.696f},
+  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 406, 389.200f},
+  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 405, 195.760f},
+  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 412, 177.760f},
+  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 419, 111.584f},
+  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 420, 116.528f},
+  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 420, 95.936f},
+  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 418, 114.224f},
+  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 418, 95.520f},
+  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 416, 114.016f},
+  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 416, 99.456f},
+  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 422, 119.520f},
+  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 422, 101.616f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 422, 99.008f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 422, 103.344f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 422, 106.832f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 448, 113.840f},
+  {"layernorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 422, 146.688f},
+  {"layernorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 451, 139.248f},
+  {"layernorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 422, 173.008f},
+  {"layernorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 422, 140.240f},
+  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 423, 664.912f},
+  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 423, 357.584f},
+  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 430, 352.160f},
+  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 437, 212.192f},
+  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 438, 157.536f},
+  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 436, 188.720f},
+  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 436, 157.184f},
+  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 455, 163.344f},
+  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 455, 160.112f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 455, 163.744f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 455, 181.008f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 440, 172.656f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 440, 175.056f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 440, 180.592f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 449, 208.608f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 440, 281.424f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 452, 254.144f},
+  {"layernorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 440, 284.320f},
+  {"layernorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 440, 269.168f},
+  {"layernorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 440, 314.224f},
+  {"layernorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 440, 270.080f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 879, 304.640f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 879, 159.136f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 879, 97.856f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 889, 96.160f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 888, 95.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 881, 101.424f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 886, 95.904f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 882, 104.640f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 882, 95.952f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 883, 108.960f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 883, 98.096f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 890, 116.048f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 884, 108.816f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 890, 109.024f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 916, 121.856f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 927, 155.264f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 927, 129.120f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 933, 162.688f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 933, 136.688f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 934, 181.344f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 934, 153.104f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 891, 298.576f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 891, 156.688f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 891, 97.984f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 899, 96.224f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 900, 95.936f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 893, 101.568f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 898, 95.968f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 894, 104.592f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 894, 96.064f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 895, 108.928f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 895, 98.208f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 902, 115.632f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 902, 107.664f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 902, 109.008f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 918, 121.792f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 929, 154.176f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 929, 129.456f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 935, 163.088f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 935, 136.656f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 936, 181.584f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 936, 153.456f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 903, 210.352f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 904, 187.840f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 911, 188.448f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 909, 188.000f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 905, 188.000f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 906, 186.400f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 906, 188.720f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 941, 202.144f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 907, 187.520f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 919, 209.680f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 919, 190.928f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 914, 204.880f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 925, 207.808f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 931, 224.656f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 931, 208.880f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 937, 237.200f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 937, 217.344f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 914, 328.224f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 938, 286.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 914, 346.160f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 914, 321.312f},
 };
-const int32_t kite_rules_len = 513;
+const int32_t kite_rules_len = 639;
 
 /* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
@@ -2660,6 +2786,73 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy_bwd", KITE_F32, 94209, 98304, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_F32, 98305, 101069, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy_bwd", KITE_F32, 101070, 1073741824, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1, 256, 387},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 257, 512, 394},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 513, 1024, 401},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1025, 2048, 402},  /* layernorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 2049, 4096, 400},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 4097, 8192, 398},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 8193, 10623, 453},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_BF16, 10624, 57344, 404},  /* layernorm_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 57345, 65536, 447},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_BF16, 65537, 114688, 404},  /* layernorm_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 114689, 118784, 450},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_BF16, 118785, 122880, 404},  /* layernorm_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 122881, 131072, 450},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_BF16, 131073, 1073741824, 404},  /* layernorm_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1, 116, 405},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F16, 117, 145, 406},  /* layernorm_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm", KITE_F16, 146, 256, 405},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F16, 257, 512, 412},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 513, 1024, 419},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1025, 2048, 420},  /* layernorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 2049, 4096, 418},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 4097, 8192, 416},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 8193, 10240, 454},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F16, 10241, 10752, 442},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F16, 10753, 57344, 422},  /* layernorm_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 57345, 65536, 448},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F16, 65537, 106496, 422},  /* layernorm_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 106497, 110217, 451},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F16, 110218, 114688, 422},  /* layernorm_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 114689, 131072, 451},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F16, 131073, 1073741824, 422},  /* layernorm_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1, 128, 423},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F32, 129, 256, 430},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 257, 512, 437},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 513, 1024, 438},  /* layernorm_f32_reg_t64_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1025, 2048, 436},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 2049, 2773, 434},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 2774, 3072, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 3073, 3968, 434},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 3969, 10172, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 10173, 28672, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 28673, 32768, 449},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 32769, 49152, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 49153, 65536, 452},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 65537, 1073741824, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 256, 457},  /* layernorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 257, 512, 463},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 513, 1024, 461},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1025, 2048, 458},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 2049, 4096, 459},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 460},  /* layernorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 8193, 1073741824, 466},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 256, 468},  /* layernorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 474},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1024, 472},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1025, 2048, 469},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 2049, 4096, 470},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 471},  /* layernorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 8193, 1073741824, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 128, 479},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 256, 487},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 512, 486},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 1024, 484},  /* layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 2048, 481},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4095, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 4096, 4096, 482},  /* layernorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 4097, 1073741824, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 1, 234, 494},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
   {"rmsnorm", KITE_BF16, 235, 256, 492},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 257, 512, 501},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
@@ -2871,19 +3064,28 @@ const struct kite_row_span kite_row_spans[] = {
   {"softmax_bwd", KITE_BF16, 1, 256, 879},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"softmax_bwd", KITE_BF16, 257, 511, 887},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_BF16, 512, 512, 889},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 1024, 885},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1023, 885},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1024, 1024, 888},  /* softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_BF16, 1025, 2047, 881},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_BF16, 2048, 2048, 886},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_BF16, 2049, 4096, 882},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_BF16, 4097, 8192, 883},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_BF16, 8193, 9216, 939},  /* softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"softmax_bwd", KITE_BF16, 9217, 11264, 884},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 11265, 15872, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 15873, 16384, 884},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16385, 1073741824, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 11265, 16383, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16384, 16384, 884},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16385, 24576, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 24577, 30720, 921},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_BF16, 30721, 32768, 916},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 32769, 45056, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 45057, 65536, 927},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 65537, 90112, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 90113, 131072, 933},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 131073, 193570, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 193571, 262144, 934},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F16, 1, 256, 891},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 489, 899},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 490, 512, 901},  /* softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 899},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F16, 513, 1023, 897},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F16, 1024, 1024, 900},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F16, 1025, 2047, 893},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
@@ -2891,11 +3093,19 @@ const struct kite_row_span kite_row_spans[] = {
   {"softmax_bwd", KITE_F16, 2049, 4096, 894},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F16, 4097, 8192, 895},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F16, 8193, 9216, 940},  /* softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F16, 9217, 11264, 896},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 11265, 16383, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 16384, 16384, 896},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 16385, 1073741824, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 128, 903},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 9217, 11584, 896},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 11585, 24576, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 24577, 28672, 923},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 28673, 32768, 918},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 32769, 44375, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 44376, 65536, 929},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 65537, 90112, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 90113, 131072, 935},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 131073, 193570, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 193571, 262144, 936},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 127, 903},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 128, 128, 904},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
   {"softmax_bwd", KITE_F32, 129, 256, 911},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F32, 257, 512, 909},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F32, 513, 1024, 905},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
@@ -2904,21 +3114,18 @@ const struct kite_row_span kite_row_spans[] = {
   {"softmax_bwd", KITE_F32, 3025, 3072, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"softmax_bwd", KITE_F32, 3073, 4096, 907},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F32, 4097, 5120, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 5121, 5546, 908},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 5547, 24576, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 24577, 26624, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 26625, 28672, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 28673, 30720, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 30721, 32768, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 32769, 34816, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 34817, 36864, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 36865, 38912, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 38913, 40960, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 40961, 42494, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 42495, 45056, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 45057, 46340, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 46341, 49152, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 49153, 50534, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 50535, 1073741824, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 5121, 8192, 919},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 8193, 12288, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 12289, 16384, 925},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 16385, 19456, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 19457, 32768, 931},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 32769, 34218, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 34219, 35733, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 35734, 65536, 937},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 65537, 98304, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 98305, 101069, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 101070, 102400, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 102401, 131072, 938},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
-const int32_t kite_row_spans_len = 479;
+const int32_t kite_row_spans_len = 560;
