@@ -47,6 +47,8 @@
 #                                            ($OUT/bwd.<op>.tsv; KITE_CALL_S: the call's seconds)
 #   bash bench/device_run.sh second10        layernorm_bwd's first run and what changed beside it tested,
 #                                            three tunes, the table regenerated there, torch.compile
+#   bash bench/device_run.sh final10         rmsnorm_bwd's and layernorm_bwd's cluster rows tested and tuned,
+#                                            the table regenerated there, torch.compile, ncu on layernorm
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -714,6 +716,57 @@ second10() {
   { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|softmax|rmsnorm|cross|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -40; } | tee -a "$OUT/summary.txt"
 }
 
+# Session 10, last call: the partial-sum ops' cluster rows (rmsnorm_bwd,
+# layernorm_bwd) and their changed launcher tested, SASS; their tunes, the
+# table regenerated here (bench/tuned/h200*.tsv in $OUT); torch.compile; then
+# ncu on layernorm's forward beside rmsnorm's (same row shape) for the next
+# session; summary.txt in $OUT.
+final10() {
+  left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) dt c op f
+  for dt in bf16 f16 f32; do
+    for op in rmsnorm_bwd layernorm_bwd; do
+      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_*" timeout 240 build/test_norm >"/tmp/t3.$op.$dt.log" 2>&1 &
+    done
+  done
+  for c in entry diff invalid lnb_entry lnb_diff lnb_invalid; do
+    CK_RUN_CASE=$c timeout 240 build/test_norm >"/tmp/t3.$c.log" 2>&1 &
+  done
+  ls build/obj/{layernorm_bwd,rmsnorm_bwd}/*.o >/tmp/new_objs.txt
+  xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' \
+    </tmp/new_objs.txt >/tmp/new_ldl.txt
+  wait
+  cat /tmp/t3.*.log >"$OUT/tests.log"
+  { echo "tests: $(( $(date +%s) - t0 )) s ($(left) s left)"
+    grep -E "^[0-9]+%: Checks" "$OUT/tests.log" | awk '{ c += $3; x += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, x, e }'
+    grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8
+    grep -E "worst error" "$OUT/tests.log" | sort -k6 -g -r | head -2 | cut -c1-200
+    echo "objects with LDL/STL in SASS: $(wc -l </tmp/new_ldl.txt) of $(wc -l </tmp/new_objs.txt)"
+    head -5 /tmp/new_ldl.txt; } | tee -a "$OUT/summary.txt"
+  for op in rmsnorm_bwd layernorm_bwd; do
+    t0=$(date +%s)
+    timeout 120 build/kite-bench --tune "$OUT/tune.$op.tsv" --times "$OUT/tune.$op.times.tsv" --op $op >"$OUT/tune.$op.log" 2>&1
+    echo "tune $op: rc=$?, $(( $(date +%s) - t0 )) s ($(left) s left)" | tee -a "$OUT/summary.txt"
+  done
+  for f in h200.tsv h200.times.tsv; do
+    { grep -vP '^(rmsnorm_bwd|layernorm_bwd)\t' bench/tuned/$f
+      for op in rmsnorm_bwd layernorm_bwd; do grep -hvP '^(#|op\t)' "$OUT/tune.$op.${f#h200.}"; done; } >/tmp/$f
+    cp /tmp/$f bench/tuned/$f; cp /tmp/$f "$OUT/$f"
+  done
+  t0=$(date +%s)
+  { make gen KITE_GPU=h200 && make -j16 build/libkite.so build/kite-bench; } >"$OUT/regen.log" 2>&1
+  echo "table regenerated: rc=$?, $(( $(date +%s) - t0 )) s; $(grep -E 'kite-gen:' "$OUT/regen.log")" | tee -a "$OUT/summary.txt"
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 60 )) python3 bench/vs_torch.py --op rmsnorm_bwd,layernorm_bwd \
+    --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|rmsnorm|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -20; } | tee -a "$OUT/summary.txt"
+  for op in layernorm rmsnorm; do   # both dispatch t32_r4_n4 at N = 1024: 2.4 v. 3.8 TB/s
+    [ "$(left)" -gt 25 ] || break
+    timeout 25 ncu -k regex:${op}_fwd --launch-skip 3 --launch-count 1 --section SpeedOfLight --section Occupancy \
+      --section LaunchStats --section WarpStateStats build/kite-bench --op $op --n 1024 --quick >"$OUT/ncu.$op.txt" 2>&1
+    { echo "ncu $op: rc=$?"; grep -E "Duration|Memory Throughput|DRAM Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Stall|Warp Cycles Per Issued|Block Limit" "$OUT/ncu.$op.txt" | head -16; } | tee -a "$OUT/summary.txt"
+  done
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -751,5 +804,6 @@ case $stage in
   ln10) ln10 ;;
   first10) first10 ;;
   second10) second10 ;;
+  final10) final10 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

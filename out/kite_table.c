@@ -490,6 +490,30 @@ cudaError_t kite_v_layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, c
 cudaError_t kite_v_layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -682,6 +706,30 @@ cudaError_t kite_v_rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cud
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -1434,6 +1482,30 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1},
   {"layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1},
   {"layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1},
+  {"layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"layernorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"layernorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"layernorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
@@ -1626,6 +1698,30 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1},
   {"rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1},
   {"rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"rmsnorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"rmsnorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
@@ -1888,136 +1984,136 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 942;
+const int32_t kite_variants_len = 990;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 494, 193.648f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 494, 100.096f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 492, 74.352f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 501, 68.192f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 514, 69.760f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 512, 68.368f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 515, 69.392f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 509, 68.368f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 513, 69.328f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 510, 72.656f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 510, 69.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 526, 75.856f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 511, 71.952f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 530, 82.000f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 610, 81.808f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 634, 85.200f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 616, 84.496f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 622, 98.400f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 622, 87.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 628, 106.864f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 628, 96.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 533, 191.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 533, 99.488f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 531, 74.288f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 540, 68.496f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 553, 69.424f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 551, 68.224f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 554, 69.056f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 548, 68.368f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 552, 69.184f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 549, 72.000f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 549, 69.360f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 565, 75.728f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 550, 70.704f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 569, 82.880f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 636, 82.032f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 636, 84.928f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 618, 84.096f},
-  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 624, 96.816f},
-  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 624, 86.928f},
-  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 630, 105.408f},
-  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 630, 95.440f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 572, 179.968f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 570, 129.632f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 579, 129.824f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 577, 129.136f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 573, 129.216f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 591, 130.160f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 574, 129.280f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 588, 130.336f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 588, 132.880f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 589, 142.560f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 589, 132.384f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 641, 152.592f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 638, 152.688f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 638, 153.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 638, 158.832f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 626, 183.072f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 626, 165.024f},
-  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 632, 199.920f},
-  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 632, 180.272f},
-  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 641, 234.848f},
-  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 641, 206.608f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 723, 198.352f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 723, 105.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 723, 69.504f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 731, 68.064f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 729, 67.776f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 743, 68.224f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 726, 67.824f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 739, 68.256f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 744, 68.704f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 740, 73.712f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 740, 69.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 760, 78.144f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 741, 74.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 762, 81.920f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 867, 78.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 867, 78.576f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 867, 78.960f},
-  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 867, 94.016f},
-  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 867, 98.784f},
-  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 762, 118.736f},
-  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 867, 104.128f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 763, 195.392f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 763, 103.760f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 763, 69.584f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 771, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 769, 67.872f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 783, 67.952f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 766, 67.632f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 779, 68.096f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 784, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 780, 73.344f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 780, 68.816f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 800, 77.056f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 781, 73.968f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 872, 79.360f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 870, 77.808f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 870, 77.952f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 870, 78.800f},
-  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 870, 93.680f},
-  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 870, 98.496f},
-  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 872, 116.336f},
-  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 870, 104.112f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 803, 178.080f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 803, 130.176f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 825, 129.584f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 823, 129.008f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 819, 128.928f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 807, 129.184f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 807, 132.240f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 820, 131.616f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 820, 133.104f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 821, 146.704f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 821, 133.168f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 875, 147.840f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 873, 137.472f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 873, 137.904f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 873, 143.520f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 873, 171.776f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 860, 180.320f},
-  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 873, 200.928f},
-  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 873, 198.544f},
-  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 873, 218.688f},
-  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 873, 201.312f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 518, 193.648f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 518, 100.096f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 516, 74.352f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 525, 68.192f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 538, 69.760f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 536, 68.368f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 539, 69.392f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 533, 68.368f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 537, 69.328f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 534, 72.656f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 534, 69.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 550, 75.856f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 535, 71.952f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 554, 82.000f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 634, 81.808f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 658, 85.200f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 640, 84.496f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 646, 98.400f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 646, 87.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 652, 106.864f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 652, 96.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 557, 191.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 557, 99.488f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 555, 74.288f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 564, 68.496f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 577, 69.424f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 575, 68.224f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 578, 69.056f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 572, 68.368f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 576, 69.184f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 573, 72.000f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 573, 69.360f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 589, 75.728f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 574, 70.704f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 593, 82.880f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 660, 82.032f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 660, 84.928f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 642, 84.096f},
+  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 648, 96.816f},
+  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 648, 86.928f},
+  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 654, 105.408f},
+  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 654, 95.440f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 596, 179.968f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 594, 129.632f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 603, 129.824f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 601, 129.136f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 597, 129.216f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 615, 130.160f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 598, 129.280f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 612, 130.336f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 612, 132.880f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 613, 142.560f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 613, 132.384f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 665, 152.592f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 662, 152.688f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 662, 153.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 662, 158.832f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 650, 183.072f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 650, 165.024f},
+  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 656, 199.920f},
+  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 656, 180.272f},
+  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 665, 234.848f},
+  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 665, 206.608f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 771, 198.352f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 771, 105.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 771, 69.504f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 779, 68.064f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 777, 67.776f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 791, 68.224f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 774, 67.824f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 787, 68.256f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 792, 68.704f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 788, 73.712f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 788, 69.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 808, 78.144f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 789, 74.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 810, 81.920f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 915, 78.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 915, 78.576f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 915, 78.960f},
+  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 915, 94.016f},
+  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 915, 98.784f},
+  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 810, 118.736f},
+  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 915, 104.128f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 811, 195.392f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 811, 103.760f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 811, 69.584f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 819, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 817, 67.872f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 831, 67.952f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 814, 67.632f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 827, 68.096f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 832, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 828, 73.344f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 828, 68.816f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 848, 77.056f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 829, 73.968f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 920, 79.360f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 918, 77.808f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 918, 77.952f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 918, 78.800f},
+  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 918, 93.680f},
+  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 918, 98.496f},
+  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 920, 116.336f},
+  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 918, 104.112f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 851, 178.080f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 851, 130.176f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 873, 129.584f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 871, 129.008f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 867, 128.928f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 855, 129.184f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 855, 132.240f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 868, 131.616f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 868, 133.104f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 869, 146.704f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 869, 133.168f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 923, 147.840f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 921, 137.472f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 921, 137.904f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 921, 143.520f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 921, 171.776f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 908, 180.320f},
+  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 921, 200.928f},
+  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 921, 198.544f},
+  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 921, 218.688f},
+  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 921, 201.312f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 268.736f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.784f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.504f},
@@ -2279,69 +2375,69 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 227, 144.992f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 227, 164.240f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 227, 148.656f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 646, 434.240f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 646, 223.152f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 646, 118.944f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 655, 107.936f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 654, 108.608f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 652, 130.256f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 652, 110.208f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 648, 133.536f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 648, 119.616f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 649, 184.848f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 649, 131.248f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 650, 247.008f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 650, 146.720f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 656, 240.112f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 656, 260.672f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 656, 303.584f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 656, 315.200f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 656, 348.384f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 656, 333.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 656, 349.536f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 656, 343.776f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 658, 413.392f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 658, 213.648f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 658, 118.928f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 667, 117.232f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 666, 109.424f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 664, 130.592f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 664, 110.592f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 660, 134.336f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 660, 120.624f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 661, 183.216f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 661, 130.640f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 662, 241.632f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 662, 146.272f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 668, 242.192f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 668, 264.080f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 668, 304.352f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 668, 316.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 668, 351.232f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 668, 335.392f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 668, 352.016f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 668, 344.576f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 670, 314.096f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 670, 217.184f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 679, 210.720f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 678, 210.832f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 676, 211.696f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 672, 208.176f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 672, 211.728f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 673, 224.736f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 673, 207.200f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 674, 276.512f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 674, 220.432f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 680, 309.568f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 680, 330.176f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 680, 406.240f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 680, 455.120f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 680, 490.640f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 680, 489.248f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 680, 517.888f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 680, 490.752f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 680, 516.448f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 680, 498.320f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 670, 434.240f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 670, 223.152f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 670, 118.944f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 679, 107.936f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 678, 108.608f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 676, 130.256f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 676, 110.208f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 672, 133.536f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 672, 119.616f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 673, 184.848f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 673, 131.248f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 674, 247.008f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 674, 146.720f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 680, 240.112f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 680, 260.672f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 680, 303.584f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 680, 315.200f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 680, 348.384f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 680, 333.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 680, 349.536f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 680, 343.776f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 682, 413.392f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 682, 213.648f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 682, 118.928f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 691, 117.232f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 690, 109.424f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 688, 130.592f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 688, 110.592f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 684, 134.336f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 684, 120.624f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 685, 183.216f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 685, 130.640f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 686, 241.632f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 686, 146.272f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 692, 242.192f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 692, 264.080f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 692, 304.352f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 692, 316.480f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 692, 351.232f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 692, 335.392f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 692, 352.016f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 692, 344.576f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 694, 314.096f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 694, 217.184f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 703, 210.720f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 702, 210.832f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 700, 211.696f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 696, 208.176f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 696, 211.728f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 697, 224.736f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 697, 207.200f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 698, 276.512f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 698, 220.432f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 704, 309.568f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 704, 330.176f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 704, 406.240f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 704, 455.120f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 704, 490.640f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 704, 489.248f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 704, 517.888f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 704, 490.752f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 704, 516.448f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 704, 498.320f},
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 457, 536.448f},
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 457, 277.808f},
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 457, 138.832f},
@@ -2468,69 +2564,69 @@ const struct kite_rule kite_rules[] = {
   {"layernorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 440, 269.168f},
   {"layernorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 440, 314.224f},
   {"layernorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 440, 270.080f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 879, 304.640f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 879, 159.136f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 879, 97.856f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 889, 96.160f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 888, 95.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 881, 101.424f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 886, 95.904f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 882, 104.640f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 882, 95.952f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 883, 108.960f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 883, 98.096f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 890, 116.048f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 884, 108.816f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 890, 109.024f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 916, 121.856f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 927, 155.264f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 927, 129.120f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 933, 162.688f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 933, 136.688f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 934, 181.344f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 934, 153.104f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 891, 298.576f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 891, 156.688f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 891, 97.984f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 899, 96.224f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 900, 95.936f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 893, 101.568f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 898, 95.968f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 894, 104.592f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 894, 96.064f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 895, 108.928f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 895, 98.208f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 902, 115.632f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 902, 107.664f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 902, 109.008f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 918, 121.792f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 929, 154.176f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 929, 129.456f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 935, 163.088f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 935, 136.656f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 936, 181.584f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 936, 153.456f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 903, 210.352f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 904, 187.840f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 911, 188.448f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 909, 188.000f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 905, 188.000f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 906, 186.400f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 906, 188.720f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 941, 202.144f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 907, 187.520f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 919, 209.680f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 919, 190.928f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 914, 204.880f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 925, 207.808f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 931, 224.656f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 931, 208.880f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 937, 237.200f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 937, 217.344f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 914, 328.224f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 938, 286.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 914, 346.160f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 914, 321.312f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 927, 304.640f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 927, 159.136f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 927, 97.856f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 937, 96.160f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 936, 95.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 929, 101.424f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 934, 95.904f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 930, 104.640f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 930, 95.952f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 931, 108.960f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 931, 98.096f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 938, 116.048f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 932, 108.816f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 938, 109.024f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 964, 121.856f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 975, 155.264f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 975, 129.120f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 981, 162.688f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 981, 136.688f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 982, 181.344f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 982, 153.104f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 939, 298.576f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 939, 156.688f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 939, 97.984f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 947, 96.224f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 948, 95.936f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 941, 101.568f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 946, 95.968f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 942, 104.592f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 942, 96.064f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 943, 108.928f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 943, 98.208f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 950, 115.632f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 950, 107.664f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 950, 109.008f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 966, 121.792f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 977, 154.176f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 977, 129.456f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 983, 163.088f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 983, 136.656f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 984, 181.584f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 984, 153.456f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 951, 210.352f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 952, 187.840f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 959, 188.448f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 957, 188.000f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 953, 188.000f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 954, 186.400f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 954, 188.720f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 989, 202.144f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 955, 187.520f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 967, 209.680f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 967, 190.928f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 962, 204.880f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 973, 207.808f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 979, 224.656f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 979, 208.880f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 985, 237.200f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 985, 217.344f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 962, 328.224f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 986, 286.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 962, 346.160f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 962, 321.312f},
 };
 const int32_t kite_rules_len = 639;
 
@@ -2853,279 +2949,279 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm_bwd", KITE_F32, 2049, 4095, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 4096, 4096, 482},  /* layernorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 4097, 1073741824, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 234, 494},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 235, 256, 492},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 501},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 1024, 514},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 2047, 512},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2048, 2048, 515},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4095, 509},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4096, 4096, 513},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 4276, 525},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 4277, 5311, 505},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5312, 8192, 510},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 9728, 506},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 9729, 13192, 526},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 13193, 16384, 511},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 17108, 642},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_BF16, 17109, 24576, 530},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 24577, 32768, 610},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 32769, 49152, 634},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 49153, 55108, 616},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 55109, 57344, 634},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 57345, 65536, 616},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 65537, 69632, 634},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 69633, 90112, 639},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 90113, 131072, 622},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 162772, 639},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 162773, 177504, 634},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 177505, 262144, 628},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 639},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 234, 533},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 235, 256, 531},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 540},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 1024, 553},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1960, 551},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1961, 2048, 554},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 4095, 548},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4096, 4096, 552},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 4276, 564},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 4277, 4466, 559},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 4467, 5311, 544},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5312, 8192, 549},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 8932, 545},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 8933, 12800, 565},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 12801, 16384, 550},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 17408, 643},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F16, 17409, 24576, 569},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 24577, 32767, 612},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 32768, 49152, 636},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 49153, 65536, 618},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 65537, 68437, 636},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 68438, 90112, 640},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 90113, 131072, 624},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 169978, 640},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 169979, 172032, 636},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 172033, 262144, 630},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 640},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 66, 572},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 67, 128, 570},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 579},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 592},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 577},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 789, 590},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 790, 1024, 573},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1535, 587},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1536, 1877, 591},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1878, 2048, 574},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 4096, 588},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 604},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 644},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 5546, 604},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 5547, 8192, 589},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9728, 644},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9729, 11776, 608},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 11777, 12288, 641},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 12289, 16383, 614},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F32, 16384, 24576, 638},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 24577, 26385, 620},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 26386, 28672, 638},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 28673, 31744, 620},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 31745, 45056, 638},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 45057, 65536, 626},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 94208, 641},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 94209, 131072, 632},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 641},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 256, 646},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 512, 655},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 654},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 2048, 652},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 648},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 649},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 650},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 1073741824, 656},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 256, 658},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 512, 667},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 1024, 666},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 2048, 664},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 660},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 8192, 661},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 662},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 1073741824, 668},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 128, 670},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 256, 679},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 512, 678},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 1024, 676},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 672},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 673},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 8192, 674},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 1073741824, 680},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 256, 723},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 731},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 745},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 729},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 743},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 726},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 4095, 739},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4096, 4096, 744},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 4663, 759},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 4664, 5086, 756},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5087, 8192, 740},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 11584, 757},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 11585, 14336, 760},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 14337, 16384, 741},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 24575, 758},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 24576, 24576, 762},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 24577, 27553, 758},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 27554, 32768, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 869},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 57344, 869},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 57345, 114688, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 114689, 125514, 856},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_BF16, 125515, 136874, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 136875, 139264, 869},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 139265, 147456, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 147457, 155648, 869},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 155649, 163840, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 163841, 172032, 869},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 172033, 180224, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 180225, 188416, 869},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 188417, 196607, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196608, 202140, 762},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 202141, 204800, 869},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 204801, 212992, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 212993, 221184, 869},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 221185, 229376, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 229377, 237568, 869},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 237569, 245760, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 245761, 251029, 862},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_BF16, 251030, 1073741824, 867},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 763},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 771},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 785},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 769},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 783},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 766},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 779},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 784},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 4608, 799},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 4609, 5311, 796},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 780},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 11584, 797},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 11585, 14336, 800},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 14337, 16384, 781},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 23169, 798},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 23170, 24576, 872},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 27553, 798},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 27554, 32768, 870},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 872},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 870},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 57344, 872},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 57345, 114688, 870},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 114689, 125514, 858},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F16, 125515, 136874, 870},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 136875, 139264, 872},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 139265, 147456, 870},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 147457, 155648, 872},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 155649, 163840, 870},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 163841, 172032, 872},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 172033, 180224, 870},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 180225, 221184, 872},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 221185, 229376, 870},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 229377, 237568, 872},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 237569, 245760, 870},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 245761, 253952, 872},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 253953, 1073741824, 870},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 803},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 811},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 825},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 511, 809},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 512, 755, 823},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 756, 1023, 806},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1024, 1511, 819},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1512, 2048, 807},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 820},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 5888, 837},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 5889, 8192, 821},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12097, 838},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12098, 12288, 875},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 12633, 838},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12634, 16384, 873},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 875},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 873},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 25267, 859},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 25268, 28672, 875},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 57344, 873},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 57345, 65536, 860},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 65537, 122880, 873},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 122881, 131071, 866},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131072, 1073741824, 873},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 256, 879},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 511, 887},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 512, 512, 889},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 1023, 885},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1024, 1024, 888},  /* softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 2047, 881},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2048, 2048, 886},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 882},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 8192, 883},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 9216, 939},  /* softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 9217, 11264, 884},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 11265, 16383, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16384, 16384, 884},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16385, 24576, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 24577, 30720, 921},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_BF16, 30721, 32768, 916},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 32769, 45056, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 45057, 65536, 927},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 65537, 90112, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 90113, 131072, 933},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 131073, 193570, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 193571, 262144, 934},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 890},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 256, 891},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 512, 899},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 1023, 897},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1024, 1024, 900},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 2047, 893},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2048, 2048, 898},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 894},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 8192, 895},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 9216, 940},  /* softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F16, 9217, 11584, 896},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 11585, 24576, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 24577, 28672, 923},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F16, 28673, 32768, 918},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 32769, 44375, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 44376, 65536, 929},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 65537, 90112, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 90113, 131072, 935},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F16, 131073, 193570, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 193571, 262144, 936},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 902},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 127, 903},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 128, 128, 904},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 129, 256, 911},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 257, 512, 909},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 513, 1024, 905},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 906},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 3024, 907},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3025, 3072, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3073, 4096, 907},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 5120, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 5121, 8192, 919},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 8193, 12288, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 12289, 16384, 925},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 16385, 19456, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 19457, 32768, 931},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 32769, 34218, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 34219, 35733, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 35734, 65536, 937},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 65537, 98304, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 98305, 101069, 941},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 101070, 102400, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 102401, 131072, 938},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 914},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 234, 518},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 235, 256, 516},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 525},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 1024, 538},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 2047, 536},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2048, 539},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4095, 533},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4096, 4096, 537},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 4276, 549},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 4277, 5311, 529},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5312, 8192, 534},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 9728, 530},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 9729, 13192, 550},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 13193, 16384, 535},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 17108, 666},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_BF16, 17109, 24576, 554},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 24577, 32768, 634},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 32769, 49152, 658},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 49153, 55108, 640},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 55109, 57344, 658},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 57345, 65536, 640},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 65537, 69632, 658},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 69633, 90112, 663},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 90113, 131072, 646},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 162772, 663},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 162773, 177504, 658},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 177505, 262144, 652},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 663},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 234, 557},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 235, 256, 555},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 564},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 1024, 577},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1960, 575},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2048, 578},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 4095, 572},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4096, 4096, 576},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 4276, 588},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 4277, 4466, 583},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 4467, 5311, 568},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5312, 8192, 573},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 8932, 569},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 8933, 12800, 589},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 12801, 16384, 574},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 17408, 667},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F16, 17409, 24576, 593},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 24577, 32767, 636},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 32768, 49152, 660},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 49153, 65536, 642},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 65537, 68437, 660},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 68438, 90112, 664},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 90113, 131072, 648},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 169978, 664},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 169979, 172032, 660},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 172033, 262144, 654},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 664},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 66, 596},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 67, 128, 594},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 603},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 616},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 601},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 789, 614},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 790, 1024, 597},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1535, 611},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1536, 1877, 615},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1878, 2048, 598},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 4096, 612},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 628},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 668},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 5546, 628},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 5547, 8192, 613},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9728, 668},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9729, 11776, 632},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 11777, 12288, 665},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 12289, 16383, 638},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F32, 16384, 24576, 662},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 24577, 26385, 644},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 26386, 28672, 662},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 28673, 31744, 644},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 31745, 45056, 662},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 45057, 65536, 650},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 94208, 665},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 94209, 131072, 656},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 665},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 256, 670},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 512, 679},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 678},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 2048, 676},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 672},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 673},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 674},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 1073741824, 680},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 256, 682},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 512, 691},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 690},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 2048, 688},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 684},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 8192, 685},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 686},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 1073741824, 692},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 128, 694},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 256, 703},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 702},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 700},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 696},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 697},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 8192, 698},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 1073741824, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 256, 771},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 779},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 793},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 777},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 791},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 774},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 4095, 787},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4096, 4096, 792},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 4663, 807},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 4664, 5086, 804},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5087, 8192, 788},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 11584, 805},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 11585, 14336, 808},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 14337, 16384, 789},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 24575, 806},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 24576, 24576, 810},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 24577, 27553, 806},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 27554, 32768, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 57344, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 57345, 114688, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 114689, 125514, 904},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_BF16, 125515, 136874, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 136875, 139264, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 139265, 147456, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 155648, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 155649, 163840, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 163841, 172032, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 172033, 180224, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 180225, 188416, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 188417, 196607, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196608, 202140, 810},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 202141, 204800, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 204801, 212992, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 212993, 221184, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 221185, 229376, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 229377, 237568, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 237569, 245760, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 245761, 251029, 910},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_BF16, 251030, 1073741824, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 811},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 819},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 833},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 817},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 831},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 814},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 827},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 832},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 4608, 847},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 4609, 5311, 844},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 828},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 11584, 845},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 11585, 14336, 848},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 14337, 16384, 829},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 23169, 846},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 23170, 24576, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 27553, 846},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 27554, 32768, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 57344, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 57345, 114688, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 114689, 125514, 906},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F16, 125515, 136874, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 136875, 139264, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 139265, 147456, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 155648, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 155649, 163840, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 163841, 172032, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 172033, 180224, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 180225, 221184, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 221185, 229376, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 229377, 237568, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 237569, 245760, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 245761, 253952, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 253953, 1073741824, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 851},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 859},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 873},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 511, 857},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 512, 755, 871},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 756, 1023, 854},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1024, 1511, 867},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1512, 2048, 855},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 868},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 5888, 885},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 5889, 8192, 869},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12097, 886},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12098, 12288, 923},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 12633, 886},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12634, 16384, 921},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 923},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 921},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 25267, 907},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 25268, 28672, 923},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 57344, 921},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 57345, 65536, 908},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 65537, 122880, 921},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 122881, 131071, 914},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131072, 1073741824, 921},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 256, 927},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 511, 935},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 512, 512, 937},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1023, 933},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1024, 1024, 936},  /* softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 2047, 929},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2048, 2048, 934},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 930},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 8192, 931},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 9216, 987},  /* softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 9217, 11264, 932},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 11265, 16383, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16384, 16384, 932},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16385, 24576, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 24577, 30720, 969},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_BF16, 30721, 32768, 964},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 32769, 45056, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 45057, 65536, 975},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 65537, 90112, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 90113, 131072, 981},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 131073, 193570, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 193571, 262144, 982},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 256, 939},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 947},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 1023, 945},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1024, 1024, 948},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 2047, 941},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2048, 2048, 946},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 942},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 8192, 943},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 9216, 988},  /* softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F16, 9217, 11584, 944},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 11585, 24576, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 24577, 28672, 971},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 28673, 32768, 966},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 32769, 44375, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 44376, 65536, 977},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 65537, 90112, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 90113, 131072, 983},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 131073, 193570, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 193571, 262144, 984},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 127, 951},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 128, 128, 952},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 129, 256, 959},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 257, 512, 957},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 513, 1024, 953},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 954},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 3024, 955},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3025, 3072, 989},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3073, 4096, 955},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 5120, 989},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 5121, 8192, 967},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 8193, 12288, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 12289, 16384, 973},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 16385, 19456, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 19457, 32768, 979},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 32769, 34218, 989},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 34219, 35733, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 35734, 65536, 985},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 65537, 98304, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 98305, 101069, 989},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 101070, 102400, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 102401, 131072, 986},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 const int32_t kite_row_spans_len = 560;

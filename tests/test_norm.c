@@ -304,7 +304,8 @@ static int variant_shapes(const kite_variant_info *v, int64_t (*shape)[2])
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
     if (ns[i] >= v->n_min && ns[i] <= hi) shape[k][0] = rows_for(ns[i]), shape[k++][1] = ns[i];
   if (hi == v->n_max && hi != shape[k - 1][1]) shape[k][0] = rows_for(hi), shape[k++][1] = hi;
-  shape[k][0] = 1500, shape[k++][1] = v->n_min > 40 ? v->n_min : 40;   /* every CTA several rows */
+  /* every CTA (cluster) several rows: 1500, or 300 of a cluster row's length (host memory, time) */
+  shape[k][0] = v->n_min > 16384 ? 300 : 1500, shape[k++][1] = v->n_min > 40 ? v->n_min : 40;
   return k;
 }
 

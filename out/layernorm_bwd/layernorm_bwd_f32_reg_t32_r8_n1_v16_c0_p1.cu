@@ -529,10 +529,45 @@ __host__ __device__ __forceinline__ int64_t partial_ld(int64_t n) { return (n + 
 // Whether the call asks for a sum over rows (then a.partials has a.parts CTAs' rows).
 __host__ __device__ __forceinline__ bool sums_asked(const kite_row_args &a) { return a.dw || a.db; }
 
-// This CTA's first partial row (its kSums rows follow at partial_ld(n)), or null.
+// This thread's lane within its row (as place() has it): a cluster row's
+// CTA holds slice cluster_rank() of the row.
+__device__ __forceinline__ int lane_in_row()
+{
+  return threadIdx.x % kThreads + (kCluster > 1 ? (int)cluster_rank() * kThreads : 0);
+}
+
+// The first partial row of this CTA's cluster (its kSums rows follow at
+// partial_ld(n); each CTA of a cluster writes its slice), or null.
 __device__ __forceinline__ float *cta_partials(const kite_row_args &a, int n)
 {
-  return sums_asked(a) ? a.partials + (int64_t)blockIdx.x * kSums * partial_ld(n) : nullptr;
+  return sums_asked(a) ? a.partials + (int64_t)(blockIdx.x / kCluster) * kSums * partial_ld(n) : nullptr;
+}
+
+// The kernel on `groups` CTAs, or clusters of kCluster CTAs (a launch
+// attribute, past 8 allowed per kernel).
+template <typename K>
+static cudaError_t launch_sums(K kernel, unsigned groups, int smem, cudaStream_t stream, const kite_row_args &a)
+{
+  if constexpr (kCluster == 1) {
+    kernel<<<groups, kCtaThreads, smem, stream>>>(a);
+    return cudaGetLastError();
+  } else {
+    if constexpr (kCluster > 8) {
+      const cudaError_t e = allow_big_clusters(kernel);
+      if (e != cudaSuccess) return e;
+    }
+    cudaLaunchAttribute cluster[1];
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim = { (unsigned)kCluster, 1, 1 };
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(groups * kCluster);
+    cfg.blockDim = dim3(kCtaThreads);
+    cfg.dynamicSmemBytes = (size_t)smem;
+    cfg.stream = stream;
+    cfg.attrs = cluster;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, a);
+  }
 }
 
 // dw[j] = sum of part[g][j] over g < parts: slice s of the CTA adds rows s,
@@ -659,13 +694,13 @@ __device__ __forceinline__ void acc_zero_all()
 __device__ __forceinline__ void store_partial(float *part, int n)
 {
   __syncthreads();   // every row group's sums are in
-  const int r = threadIdx.x / kThreads, t = threadIdx.x % kThreads;
+  const int r = threadIdx.x / kThreads, t = threadIdx.x % kThreads;   // t: the thread's sums in each row group
   if (r != 0) return;
 #pragma unroll
   for (int q = 0; q < kSums; ++q)
 #pragma unroll
     for (int j = 0; j < kNv; ++j) {
-      const int i = access_index(0, j, t);
+      const int i = access_index(0, j, lane_in_row());
 #pragma unroll
       for (int e = 0; e < kVec; ++e) {
         if (i + e >= n) continue;
@@ -757,7 +792,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_bwd(const kit
   if constexpr (kResident) {
     __shared__ raw_t w_s[kWSlots];
     raw_t wr[kNv];
-    load_chunk(w, 0, threadIdx.x % kThreads, n, wr);
+    load_chunk(w, 0, lane_in_row(), n, wr);
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
     acc_zero_all();
@@ -829,16 +864,15 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_bwd(const kit
 extern "C" cudaError_t kite_v_layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream)
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
-  const int64_t blocks = (a->M + kRows - 1) / kRows;
-  const int64_t parts = sums_asked(*a) ? a->parts : blocks;
-  const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < kMaxGrid ? parts : kMaxGrid);
+  const int64_t blocks = (a->M + kRows - 1) / kRows, limit = kMaxGrid / kCluster;
+  const int64_t parts = sums_asked(*a) ? a->parts : blocks;   // CTAs (clusters) with partial rows
+  const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < limit ? parts : limit);
   constexpr int smem = kDynSmem + kAccBytes;
   if constexpr (smem > 0) {   // static shared memory counts against the 48 KB default too
     const cudaError_t e = raise_smem(layernorm_bwd, smem);
     if (e != cudaSuccess) return e;
   }
-  layernorm_bwd<<<grid, kCtaThreads, smem, stream>>>(*a);
-  const cudaError_t e = cudaGetLastError();
+  const cudaError_t e = launch_sums(layernorm_bwd, grid, smem, stream, *a);
   if (e != cudaSuccess) return e;
   const dim3 cols((unsigned)((a->N + kSumCols - 1) / kSumCols));
   float *const out[2] = { a->dw, a->db };

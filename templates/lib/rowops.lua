@@ -151,15 +151,19 @@ M.OPS = {
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
   -- partial row (partials: the partial rows per CTA, a persistent grid,
   -- launched by partials_launcher)
+  -- Its cluster rows (four accesses per operand, 512 threads per SM as
+  -- softmax_bwd's) keep their sums in shared memory as its other resident
+  -- rows do: long rows, read once, without a partial row's read-modify-write
+  -- per row; ranked before streaming (cluster_first).
   rmsnorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
-                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true,
-                  partials = 1 },
+                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, cluster_occupancy = 512,
+                  cluster_first = true, partials = 1 },
   -- as rmsnorm_bwd, with two sums over rows (dw and db: two partial rows per
   -- CTA); 768 threads per SM (80 registers: 64 spill, and so do rows of
   -- 1024 threads, which get no more)
   layernorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 768, shared_w = 1, bulk_first = {},
-                    modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true,
-                    partials = 2, threads_max = 512 },
+                    modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, cluster_occupancy = 512,
+                    cluster_first = true, partials = 2, threads_max = 512 },
 }
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
@@ -201,10 +205,17 @@ local function op_allows(p, opts)
   return not (opts.nv_max and p.mode == "reg" and p.cluster == 1 and p.nv > opts.nv_max)
 end
 
+-- Shared memory a resident variant of an op summing over rows keeps its sums
+-- in (the kernels' kAccBytes): a float per element a thread holds, per sum.
+function M.acc_smem(p, opts)
+  if not (opts.partials and M.resident(p)) then return 0 end
+  return opts.partials * p.nv * M.vec(p) * p.threads * p.rows * 4
+end
+
 function M.valid(p, opts)
   if not op_allows(p, opts) then return false, "not in this op's space" end
   if p.cluster > 1 and not cluster_ok(p) then return false, "clusters: resident rows of 4 accesses only" end
-  if M.smem(p) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
+  if M.smem(p) + M.acc_smem(p, opts) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   if M.static_smem(p, opts) > M.STATIC_SMEM_LIMIT then return false, "static shared memory" end
   local cta = p.threads * p.rows
   local small = cta == M.SMALL_CTA and p.mode == "reg" and p.pipe == 1
@@ -426,16 +437,15 @@ function M.partials_launcher(name, kernel)
 extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
-  const int64_t blocks = (a->M + kRows - 1) / kRows;
-  const int64_t parts = sums_asked(*a) ? a->parts : blocks;
-  const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < kMaxGrid ? parts : kMaxGrid);
+  const int64_t blocks = (a->M + kRows - 1) / kRows, limit = kMaxGrid / kCluster;
+  const int64_t parts = sums_asked(*a) ? a->parts : blocks;   // CTAs (clusters) with partial rows
+  const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < limit ? parts : limit);
   constexpr int smem = kDynSmem + kAccBytes;
   if constexpr (smem > 0) {   // static shared memory counts against the 48 KB default too
     const cudaError_t e = raise_smem(%s, smem);
     if (e != cudaSuccess) return e;
   }
-  %s<<<grid, kCtaThreads, smem, stream>>>(*a);
-  const cudaError_t e = cudaGetLastError();
+  const cudaError_t e = launch_sums(%s, grid, smem, stream, *a);
   if (e != cudaSuccess) return e;
   const dim3 cols((unsigned)((a->N + kSumCols - 1) / kSumCols));
   float *const out[2] = { a->dw, a->db };
@@ -464,10 +474,45 @@ __host__ __device__ __forceinline__ int64_t partial_ld(int64_t n) { return (n + 
 // Whether the call asks for a sum over rows (then a.partials has a.parts CTAs' rows).
 __host__ __device__ __forceinline__ bool sums_asked(const kite_row_args &a) { return a.dw || a.db; }
 
-// This CTA's first partial row (its kSums rows follow at partial_ld(n)), or null.
+// This thread's lane within its row (as place() has it): a cluster row's
+// CTA holds slice cluster_rank() of the row.
+__device__ __forceinline__ int lane_in_row()
+{
+  return threadIdx.x % kThreads + (kCluster > 1 ? (int)cluster_rank() * kThreads : 0);
+}
+
+// The first partial row of this CTA's cluster (its kSums rows follow at
+// partial_ld(n); each CTA of a cluster writes its slice), or null.
 __device__ __forceinline__ float *cta_partials(const kite_row_args &a, int n)
 {
-  return sums_asked(a) ? a.partials + (int64_t)blockIdx.x * kSums * partial_ld(n) : nullptr;
+  return sums_asked(a) ? a.partials + (int64_t)(blockIdx.x / kCluster) * kSums * partial_ld(n) : nullptr;
+}
+
+// The kernel on `groups` CTAs, or clusters of kCluster CTAs (a launch
+// attribute, past 8 allowed per kernel).
+template <typename K>
+static cudaError_t launch_sums(K kernel, unsigned groups, int smem, cudaStream_t stream, const kite_row_args &a)
+{
+  if constexpr (kCluster == 1) {
+    kernel<<<groups, kCtaThreads, smem, stream>>>(a);
+    return cudaGetLastError();
+  } else {
+    if constexpr (kCluster > 8) {
+      const cudaError_t e = allow_big_clusters(kernel);
+      if (e != cudaSuccess) return e;
+    }
+    cudaLaunchAttribute cluster[1];
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim = { (unsigned)kCluster, 1, 1 };
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(groups * kCluster);
+    cfg.blockDim = dim3(kCtaThreads);
+    cfg.dynamicSmemBytes = (size_t)smem;
+    cfg.stream = stream;
+    cfg.attrs = cluster;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, a);
+  }
 }
 
 // dw[j] = sum of part[g][j] over g < parts: slice s of the CTA adds rows s,
@@ -594,13 +639,13 @@ __device__ __forceinline__ void acc_zero_all()
 __device__ __forceinline__ void store_partial(float *part, int n)
 {
   __syncthreads();   // every row group's sums are in
-  const int r = threadIdx.x / kThreads, t = threadIdx.x % kThreads;
+  const int r = threadIdx.x / kThreads, t = threadIdx.x % kThreads;   // t: the thread's sums in each row group
   if (r != 0) return;
 #pragma unroll
   for (int q = 0; q < kSums; ++q)
 #pragma unroll
     for (int j = 0; j < kNv; ++j) {
-      const int i = access_index(0, j, t);
+      const int i = access_index(0, j, lane_in_row());
 #pragma unroll
       for (int e = 0; e < kVec; ++e) {
         if (i + e >= n) continue;

@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
   if constexpr (kResident) {
     __shared__ raw_t w_s[kWSlots];
     raw_t wr[kNv];
-    load_chunk(w, 0, threadIdx.x % kThreads, n, wr);
+    load_chunk(w, 0, lane_in_row(), n, wr);
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
     acc_zero_all();
