@@ -2375,132 +2375,6 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 227, 144.992f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 227, 164.240f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 227, 148.656f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 670, 434.240f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 670, 223.152f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 670, 118.944f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 679, 107.936f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 678, 108.608f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 676, 130.256f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 676, 110.208f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 672, 133.536f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 672, 119.616f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 673, 184.848f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 673, 131.248f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 674, 247.008f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 674, 146.720f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 680, 240.112f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 680, 260.672f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 680, 303.584f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 680, 315.200f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 680, 348.384f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 680, 333.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 680, 349.536f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 680, 343.776f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 682, 413.392f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 682, 213.648f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 682, 118.928f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 691, 117.232f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 690, 109.424f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 688, 130.592f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 688, 110.592f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 684, 134.336f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 684, 120.624f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 685, 183.216f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 685, 130.640f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 686, 241.632f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 686, 146.272f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 692, 242.192f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 692, 264.080f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 692, 304.352f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 692, 316.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 692, 351.232f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 692, 335.392f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 692, 352.016f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 692, 344.576f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 694, 314.096f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 694, 217.184f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 703, 210.720f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 702, 210.832f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 700, 211.696f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 696, 208.176f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 696, 211.728f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 697, 224.736f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 697, 207.200f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 698, 276.512f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 698, 220.432f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 704, 309.568f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 704, 330.176f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 704, 406.240f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 704, 455.120f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 704, 490.640f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 704, 489.248f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 704, 517.888f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 704, 490.752f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 704, 516.448f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 704, 498.320f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 457, 536.448f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 457, 277.808f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 457, 138.832f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 463, 151.008f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 461, 156.560f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 458, 190.848f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 458, 165.840f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 459, 236.208f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 459, 198.848f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 460, 320.416f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 460, 257.344f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 466, 498.672f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 466, 324.352f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 466, 398.048f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 466, 467.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 466, 497.456f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 466, 501.280f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 466, 546.016f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 466, 516.320f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 466, 552.352f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 466, 532.400f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 468, 512.928f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 468, 267.312f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 468, 139.184f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 474, 148.816f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 472, 156.384f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 469, 191.872f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 469, 166.080f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 470, 235.872f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 470, 199.648f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 471, 326.464f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 471, 266.288f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 477, 503.008f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 477, 325.248f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 477, 397.424f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 477, 469.584f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 477, 498.832f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 477, 501.104f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 477, 544.272f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 477, 516.784f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 477, 550.528f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 477, 534.064f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 479, 325.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 479, 209.968f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 487, 214.352f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 486, 204.448f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 484, 203.584f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 481, 221.088f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 481, 206.736f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 488, 340.400f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 482, 315.360f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 488, 437.232f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 488, 398.816f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 488, 488.624f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 488, 562.176f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 488, 667.136f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 488, 701.808f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 488, 739.632f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 488, 724.736f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 488, 774.800f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 488, 716.640f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 488, 761.936f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 488, 711.232f},
   {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 387, 426.096f},
   {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 387, 375.440f},
   {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 387, 181.856f},
@@ -2627,6 +2501,132 @@ const struct kite_rule kite_rules[] = {
   {"softmax_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 986, 286.480f},
   {"softmax_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 962, 346.160f},
   {"softmax_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 962, 321.312f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 670, 434.256f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 670, 223.168f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 670, 118.496f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 679, 107.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 678, 108.592f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 676, 129.776f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 676, 109.792f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 672, 133.312f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 672, 119.440f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 673, 184.272f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 673, 130.672f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 705, 238.576f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 674, 147.824f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 706, 207.552f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 706, 185.552f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 717, 253.152f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 717, 230.464f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 723, 321.648f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 723, 309.360f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 680, 349.936f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 680, 342.464f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 682, 412.464f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 682, 213.984f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 682, 118.048f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 691, 116.704f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 690, 108.832f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 688, 130.576f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 688, 110.544f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 684, 134.528f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 684, 120.080f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 685, 183.392f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 685, 130.240f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 707, 229.616f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 686, 145.520f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 708, 209.824f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 708, 187.456f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 719, 256.944f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 719, 233.808f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 725, 326.240f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 725, 317.152f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 692, 351.744f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 692, 343.712f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 694, 311.936f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 694, 215.056f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 703, 211.664f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 702, 210.624f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 700, 211.488f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 696, 207.824f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 696, 211.632f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 697, 223.824f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 697, 206.624f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 698, 276.240f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 698, 220.032f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 715, 300.656f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 710, 244.576f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 721, 326.480f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 721, 285.648f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 727, 348.944f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 722, 313.088f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 728, 425.120f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 728, 400.368f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 704, 514.752f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 704, 498.592f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 457, 536.768f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 457, 277.440f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 457, 138.784f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 463, 150.320f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 461, 155.568f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 458, 190.512f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 458, 165.088f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 459, 236.688f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 459, 198.736f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 460, 320.128f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 460, 256.736f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 489, 328.256f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 489, 232.768f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 490, 309.088f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 490, 286.784f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 501, 394.688f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 501, 374.384f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 507, 530.864f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 466, 515.248f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 466, 551.648f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 466, 532.880f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 468, 512.752f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 468, 267.584f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 468, 138.704f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 474, 148.592f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 472, 155.792f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 469, 191.472f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 469, 165.936f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 470, 235.312f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 470, 199.392f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 471, 326.304f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 471, 264.592f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 491, 333.392f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 491, 233.088f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 492, 315.408f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 492, 290.880f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 503, 395.632f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 503, 374.096f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 509, 531.856f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 477, 517.552f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 477, 552.144f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 477, 534.096f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 479, 324.976f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 479, 209.200f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 487, 206.672f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 486, 204.848f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 484, 203.744f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 481, 220.736f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 481, 206.608f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 488, 340.288f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 482, 313.360f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 493, 359.264f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 493, 295.952f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 499, 365.744f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 494, 294.768f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 505, 404.384f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 505, 356.688f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 506, 450.512f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 511, 412.224f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 512, 582.000f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 512, 568.608f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 488, 761.424f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 488, 709.952f},
 };
 const int32_t kite_rules_len = 639;
 
@@ -2933,14 +2933,32 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm_bwd", KITE_BF16, 1025, 2048, 458},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 2049, 4096, 459},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 4097, 8192, 460},  /* layernorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 8193, 1073741824, 466},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 489},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 490},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 36864, 466},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 36865, 65536, 501},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 65537, 90112, 466},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 90113, 118784, 507},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_BF16, 118785, 122880, 466},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 122881, 125514, 507},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_BF16, 125515, 1073741824, 466},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 1, 256, 468},  /* layernorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 257, 512, 474},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 513, 1024, 472},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 1025, 2048, 469},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 2049, 4096, 470},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 4097, 8192, 471},  /* layernorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 8193, 1073741824, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 491},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 492},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 36864, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 36865, 65536, 503},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 65537, 90112, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 90113, 105544, 509},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F16, 105545, 106496, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 106497, 118784, 509},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F16, 118785, 122880, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 122881, 125514, 509},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F16, 125515, 1073741824, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 1, 128, 479},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 129, 256, 487},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 257, 512, 486},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
@@ -2948,7 +2966,15 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm_bwd", KITE_F32, 1025, 2048, 481},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 2049, 4095, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 4096, 4096, 482},  /* layernorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 4097, 1073741824, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 493},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 13192, 499},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 13193, 16384, 494},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 16385, 32768, 505},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 32769, 61440, 506},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 61441, 65536, 511},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 73728, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 73729, 131072, 512},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 1, 234, 518},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
   {"rmsnorm", KITE_BF16, 235, 256, 516},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"rmsnorm", KITE_BF16, 257, 512, 525},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
@@ -3038,16 +3064,30 @@ const struct kite_row_span kite_row_spans[] = {
   {"rmsnorm_bwd", KITE_BF16, 1025, 2048, 676},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 672},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 673},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 674},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 1073741824, 680},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 12097, 674},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 12098, 14848, 705},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 14849, 16384, 674},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 32768, 706},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 40960, 680},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 40961, 65536, 717},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 90112, 680},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 90113, 131072, 723},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 1073741824, 680},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 1, 256, 682},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 257, 512, 691},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 513, 1024, 690},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 1025, 2048, 688},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 2049, 4096, 684},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 4097, 8192, 685},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 686},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 1073741824, 692},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 11776, 686},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 11777, 14336, 707},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_F16, 14337, 16384, 686},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 708},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 40960, 692},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 40961, 65536, 719},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 90112, 692},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 90113, 131072, 725},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 1073741824, 692},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F32, 1, 128, 694},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F32, 129, 256, 703},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F32, 257, 512, 702},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
@@ -3055,7 +3095,17 @@ const struct kite_row_span kite_row_spans[] = {
   {"rmsnorm_bwd", KITE_F32, 1025, 2048, 696},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F32, 2049, 4096, 697},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F32, 4097, 8192, 698},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 1073741824, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 11584, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 11585, 13192, 715},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 13193, 16384, 710},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 20480, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 20481, 32768, 721},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 36864, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 36865, 63488, 727},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 63489, 65536, 722},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 81920, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 81921, 131072, 728},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
   {"softmax", KITE_BF16, 1, 256, 771},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"softmax", KITE_BF16, 257, 512, 779},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"softmax", KITE_BF16, 513, 898, 793},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
@@ -3224,4 +3274,4 @@ const struct kite_row_span kite_row_spans[] = {
   {"softmax_bwd", KITE_F32, 102401, 131072, 986},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"softmax_bwd", KITE_F32, 131073, 1073741824, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
-const int32_t kite_row_spans_len = 560;
+const int32_t kite_row_spans_len = 610;
