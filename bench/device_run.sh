@@ -669,6 +669,28 @@ first10() {
   done
 }
 
+# The row tune of each op named, each into its own file in $OUT (a tune cut
+# short loses only its op), their lines put in bench/tuned/h200*.tsv in place
+# of the ops' old ones (both files come back in $OUT), the table regenerated
+# and libkite.so and kite-bench rebuilt; what it did goes to summary.txt.
+tune_merge() {
+  local op f t0
+  for op in "$@"; do
+    t0=$(date +%s)
+    timeout 120 build/kite-bench --tune "$OUT/tune.$op.tsv" --times "$OUT/tune.$op.times.tsv" --op $op >"$OUT/tune.$op.log" 2>&1
+    echo "tune $op: rc=$?, $(( $(date +%s) - t0 )) s ($(left) s left)" | tee -a "$OUT/summary.txt"
+  done
+  local alt=$(IFS='|'; echo "$*")
+  for f in h200.tsv h200.times.tsv; do
+    { grep -vP "^($alt)\t" bench/tuned/$f
+      for op in "$@"; do grep -hvP '^(#|op\t)' "$OUT/tune.$op.${f#h200.}"; done; } >/tmp/$f
+    cp /tmp/$f bench/tuned/$f; cp /tmp/$f "$OUT/$f"
+  done
+  t0=$(date +%s)
+  { make gen KITE_GPU=h200 && make -j16 build/libkite.so build/kite-bench; } >"$OUT/regen.log" 2>&1
+  echo "table regenerated: rc=$?, $(( $(date +%s) - t0 )) s; $(grep -E 'kite-gen:' "$OUT/regen.log")" | tee -a "$OUT/summary.txt"
+}
+
 # Session 10, second call: layernorm_bwd's first GPU run, with what changed
 # beside it (rmsnorm_bwd's partial rows, layernorm's rows of four accesses and
 # clusters, softmax_bwd's cluster rows): their tests, SASS; three tunes, their
@@ -696,20 +718,7 @@ second10() {
     grep -E "worst error" "$OUT/tests.log" | sort -k6 -g -r | head -2 | cut -c1-200
     echo "objects with LDL/STL in SASS: $(wc -l </tmp/new_ldl.txt) of $(wc -l </tmp/new_objs.txt)"
     head -5 /tmp/new_ldl.txt; } | tee -a "$OUT/summary.txt"
-  for op in layernorm_bwd layernorm softmax_bwd; do
-    t0=$(date +%s)
-    timeout 120 build/kite-bench --tune "$OUT/tune.$op.tsv" --times "$OUT/tune.$op.times.tsv" --op $op >"$OUT/tune.$op.log" 2>&1
-    echo "tune $op: rc=$?, $(( $(date +%s) - t0 )) s ($(left) s left)" | tee -a "$OUT/summary.txt"
-  done
-  local f
-  for f in h200.tsv h200.times.tsv; do
-    { grep -vP '^(layernorm|layernorm_bwd|softmax_bwd)\t' bench/tuned/$f
-      for op in layernorm_bwd layernorm softmax_bwd; do grep -hvP '^(#|op\t)' "$OUT/tune.$op.${f#h200.}"; done; } >/tmp/$f
-    cp /tmp/$f bench/tuned/$f; cp /tmp/$f "$OUT/$f"
-  done
-  t0=$(date +%s)
-  { make gen KITE_GPU=h200 && make -j16 build/libkite.so build/kite-bench; } >"$OUT/regen.log" 2>&1
-  echo "table regenerated: rc=$?, $(( $(date +%s) - t0 )) s; $(grep -E 'kite-gen:' "$OUT/regen.log")" | tee -a "$OUT/summary.txt"
+  tune_merge layernorm_bwd layernorm softmax_bwd
   PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py \
     --op layernorm_bwd,layernorm,softmax_bwd,rmsnorm_bwd,cross_entropy_bwd \
     --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
@@ -743,19 +752,7 @@ final10() {
     grep -E "worst error" "$OUT/tests.log" | sort -k6 -g -r | head -2 | cut -c1-200
     echo "objects with LDL/STL in SASS: $(wc -l </tmp/new_ldl.txt) of $(wc -l </tmp/new_objs.txt)"
     head -5 /tmp/new_ldl.txt; } | tee -a "$OUT/summary.txt"
-  for op in rmsnorm_bwd layernorm_bwd; do
-    t0=$(date +%s)
-    timeout 120 build/kite-bench --tune "$OUT/tune.$op.tsv" --times "$OUT/tune.$op.times.tsv" --op $op >"$OUT/tune.$op.log" 2>&1
-    echo "tune $op: rc=$?, $(( $(date +%s) - t0 )) s ($(left) s left)" | tee -a "$OUT/summary.txt"
-  done
-  for f in h200.tsv h200.times.tsv; do
-    { grep -vP '^(rmsnorm_bwd|layernorm_bwd)\t' bench/tuned/$f
-      for op in rmsnorm_bwd layernorm_bwd; do grep -hvP '^(#|op\t)' "$OUT/tune.$op.${f#h200.}"; done; } >/tmp/$f
-    cp /tmp/$f bench/tuned/$f; cp /tmp/$f "$OUT/$f"
-  done
-  t0=$(date +%s)
-  { make gen KITE_GPU=h200 && make -j16 build/libkite.so build/kite-bench; } >"$OUT/regen.log" 2>&1
-  echo "table regenerated: rc=$?, $(( $(date +%s) - t0 )) s; $(grep -E 'kite-gen:' "$OUT/regen.log")" | tee -a "$OUT/summary.txt"
+  tune_merge rmsnorm_bwd layernorm_bwd
   PYTHONUNBUFFERED=1 timeout $(( $(left) - 60 )) python3 bench/vs_torch.py --op rmsnorm_bwd,layernorm_bwd \
     --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|rmsnorm|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -20; } | tee -a "$OUT/summary.txt"
