@@ -53,6 +53,7 @@ struct opts {
   int64_t ns[MAX_NS];
   int nns;
   int64_t elems;
+  int64_t min_rows;   /* rows of a shape at the least, whatever elems says (the tune's) */
   int variants, quick, device, warmup, reps;
   int aligned;        /* --check-dispatch draws row lengths that are multiples of 8 */
   uint64_t seed;      /* --check-dispatch's draws */
@@ -85,7 +86,7 @@ static void usage(FILE *f)
     "  --explain OP DTYPE M N [K]  print kite_explain's choice (no GPU needed)\n"
     "  --list                 print the generated variant table (no GPU needed)\n"
     "  --tune FILE            time every variant of every op (--op) and dtype at N = 64 ... 262144 (powers\n"
-    "                         of two, and 1.5 * 2^k from 1536 on; M*N = 2^26) and write the\n"
+    "                         of two, and 1.5 * 2^k from 1536 on; M*N = 2^26, M >= 1024) and write the\n"
     "                         fastest two per shape to FILE (bench/tuned/<gpu>.tsv, read by make gen)\n"
     "  --times FILE           with --tune: every variant's time at each shape to FILE (with a\n"
     "                         header; `kite-bench gemm --tune --times` appends the gemm ones)\n"
@@ -209,6 +210,7 @@ struct bench {
 static int64_t rows_for(const struct bench *b, int64_t n)
 {
   int64_t m = b->o.elems / n;
+  if (m < b->o.min_rows) m = b->o.min_rows;
   return m > 0 ? m : 1;
 }
 
@@ -624,6 +626,10 @@ static int cmd_rows(struct opts *o)
 /* ---- measured dispatch: --tune and --check-dispatch ----------------------------------------- */
 
 #define TUNE_ELEMS ((int64_t)1 << 26)   /* M*N of each tuned shape: 128 MiB of bf16, > 2x L2 */
+/* ...but 1024 rows at the least: at 256 rows of 262144 a cluster row's grid
+   holds one row per cluster and loses to streaming, which 1024 rows (a
+   vocabulary-sized batch) do not show the same way (session 10). */
+#define TUNE_MIN_ROWS 1024
 #define CHECK_SHAPES 30
 
 /* The two fastest variants that accept s, each timed.  With run (a tune's
@@ -662,6 +668,7 @@ static void tune_bench(struct bench *b, const struct opts *o, kite_dtype d, cons
   b->o = *o;
   b->o.dtype = d;
   b->o.elems = TUNE_ELEMS;
+  b->o.min_rows = TUNE_MIN_ROWS;
   b->o.nns = nns;
   memcpy(b->o.ns, ns, (size_t)nns * sizeof *ns);
   b->es = dtype_size(d);
@@ -702,8 +709,8 @@ static int row_tune_work(struct tune_run *run, void *ctx)
     tune_bench(&b, o, TUNE_DTYPES[di], ns, nns);
     bench_tune_tail(b.dev.name, tail, sizeof tail);
     if (!run->header_done) {
-      fprintf(run->out, "# kite-bench --tune: row ops at M*N = 2^%d, warm-up %d, median of %d; %s\n",
-              (int)log2((double)TUNE_ELEMS), o->warmup, o->reps, tail);
+      fprintf(run->out, "# kite-bench --tune: row ops at M*N = 2^%d (M >= %d), warm-up %d, median of %d; %s\n",
+              (int)log2((double)TUNE_ELEMS), TUNE_MIN_ROWS, o->warmup, o->reps, tail);
       fprintf(run->out, "%s\n", TUNE_HEADER);
       tune_done(run, -1);
     }
