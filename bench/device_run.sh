@@ -49,6 +49,8 @@
 #                                            three tunes, the table regenerated there, torch.compile
 #   bash bench/device_run.sh final10         rmsnorm_bwd's and layernorm_bwd's cluster rows tested and tuned,
 #                                            the table regenerated there, torch.compile, ncu on layernorm
+#   bash bench/device_run.sh ln11            (branch issue5-ln-floats) layernorm's forward tested, tuned into
+#                                            the table, torch.compile, ncu
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -764,6 +766,34 @@ final10() {
   done
 }
 
+# Branch issue5-ln-floats: layernorm's forward converting x once: every
+# layernorm variant tested, SASS, its tune into the table, torch.compile, and
+# ncu beside rmsnorm's same variant (summary.txt in $OUT).
+ln11() {
+  left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) dt c
+  for dt in bf16 f16 f32; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="layernorm_${dt}_*" timeout 200 build/test_norm >"/tmp/l11.$dt.log" 2>&1 &
+  done
+  for c in ln_entry ln_invalid lnb_diff; do CK_RUN_CASE=$c timeout 200 build/test_norm >"/tmp/l11.$c.log" 2>&1 & done
+  ls build/obj/layernorm/*.o >/tmp/new_objs.txt
+  xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' \
+    </tmp/new_objs.txt >/tmp/new_ldl.txt
+  wait
+  cat /tmp/l11.*.log >"$OUT/tests.log"
+  { echo "tests: $(( $(date +%s) - t0 )) s ($(left) s left)"
+    grep -E "^[0-9]+%: Checks" "$OUT/tests.log" | awk '{ c += $3; x += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, x, e }'
+    grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8
+    echo "objects with LDL/STL in SASS: $(wc -l </tmp/new_ldl.txt) of $(wc -l </tmp/new_objs.txt)"; } | tee -a "$OUT/summary.txt"
+  tune_merge layernorm
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 40 )) python3 bench/vs_torch.py --op layernorm,rmsnorm \
+    --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|rmsnorm|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -20; } | tee -a "$OUT/summary.txt"
+  timeout 25 ncu -k regex:layernorm_fwd --launch-skip 3 --launch-count 1 --section SpeedOfLight --section WarpStateStats \
+    build/kite-bench --op layernorm --n 1024 --quick >"$OUT/ncu.layernorm.txt" 2>&1
+  { echo "ncu layernorm: rc=$?"; grep -E "Duration|DRAM Throughput|Warp Cycles Per Issued" "$OUT/ncu.layernorm.txt"; } | tee -a "$OUT/summary.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -802,5 +832,6 @@ case $stage in
   first10) first10 ;;
   second10) second10 ;;
   final10) final10 ;;
+  ln11) ln11 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

@@ -554,35 +554,46 @@ __device__ __forceinline__ float chunk_sum(const raw_t (&r)[kNv])
   return s;
 }
 
+// Centres an access at element i on the mean (f -= mean, kept for y) and
+// returns s + the sum of the squares, its elements at or past n left out: a
+// test per element only in the row's last access.
+__device__ __forceinline__ float access_squares(float *f, float mean, int i, int n, float s)
+{
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) f[e] -= mean;
+  if (i + kVec <= n) {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) s = fmaf(f[e], f[e], s);
+    return s;
+  }
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) s = i + e < n ? fmaf(f[e], f[e], s) : s;
+  return s;
+}
+
 // Sum of (x - mean)^2 over this thread's elements of the chunk at base below n.
 __device__ __forceinline__ float chunk_squares(const raw_t (&r)[kNv], float mean, int base, int t, int n)
 {
   float s = 0.f;
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
-    const int i = access_index(base, j, t);
     float f[kVec];
     raw_floats1(r[j], f);
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) {
-      const float d = i + e < n ? f[e] - mean : 0.f;
-      s = fmaf(d, d, s);
-    }
+    s = access_squares(f, mean, access_index(base, j, t), n, s);
   }
   return s;
 }
 
-// y of x's access j at element i (w and b's accesses given; b absent: 0).
-__device__ __forceinline__ void access_y(const raw_t &x, const raw_t &w, const raw_t &b, bool has_b, stats_t st,
-                                         int i, int n, elem_t *y)
+// y of x's access at element i from d = x - mean (w and b's accesses given; b absent: 0).
+__device__ __forceinline__ void access_y(float *d, const raw_t &w, const raw_t &b, bool has_b, float rs, int i,
+                                         int n, elem_t *y)
 {
-  float f[kVec], fw[kVec], fb[kVec];
-  raw_floats1(x, f);
+  float fw[kVec], fb[kVec];
   raw_floats1(w, fw);
   raw_floats1(b, fb);
 #pragma unroll
-  for (int e = 0; e < kVec; ++e) f[e] = fmaf((f[e] - st.mean) * st.rs, fw[e], has_b ? fb[e] : 0.f);
-  store_floats(y, i, n, f);
+  for (int e = 0; e < kVec; ++e) d[e] = fmaf(d[e] * rs, fw[e], has_b ? fb[e] : 0.f);
+  store_floats(y, i, n, d);
 }
 
 struct row_t { raw_t x[kNv]; };
@@ -629,9 +640,16 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
       return r;
     }, [&](place_t p, const row_t &r, int k) {
       cp_async_wait();   // this thread's w and b slots (a no-op after the first row block)
+      float f[kElems];   // x converted once (0 past the row's end), then centred: the squares and y
+      raw_floats(r.x, f);
+      float s = 0.f, q = 0.f;
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) s += f[e];
       stats_t st;
-      st.mean = row_sum(chunk_sum(r.x), red[k].s) / (float)n;
-      st.rs = rsqrtf(row_sum(chunk_squares(r.x, st.mean, 0, p.t, n), red[k].q) / (float)n + a.eps);
+      st.mean = row_sum(s, red[k].s) / (float)n;
+#pragma unroll
+      for (int j = 0; j < kNv; ++j) q = access_squares(&f[j * kVec], st.mean, access_index(0, j, p.t), n, q);
+      st.rs = rsqrtf(row_sum(q, red[k].q) / (float)n + a.eps);
       if (p.live && p.t == 0) {
         if (a.mean) a.mean[p.row] = st.mean;
         if (a.rstd) a.rstd[p.row] = st.rs;
@@ -640,7 +658,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
       const int m = p.live ? n : 0;   // dead rows store nothing
 #pragma unroll
       for (int j = 0; j < kNv; ++j)
-        access_y(r.x[j], w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], has_b, st,
+        access_y(&f[j * kVec], w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], has_b, st.rs,
                  access_index(0, j, p.t), m, y);
     });
     return;
@@ -674,7 +692,12 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
 #pragma unroll
       for (int j = 0; j < kNv; ++j) {
         const int i = access_index(c * kChunk, j, p.t);
-        if (i < m) access_y(r[j], rw[j], rb[j], has_b, st, i, m, y);
+        if (i >= m) continue;
+        float d[kVec];
+        raw_floats1(r[j], d);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) d[e] -= st.mean;
+        access_y(d, rw[j], rb[j], has_b, st.rs, i, m, y);
       }
     }
   });

@@ -144,10 +144,11 @@ M.OPS = {
   rmsnorm_res = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
                   modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
   -- one row, w and b shared: register rows and cluster rows (mean, then the
-  -- variance about it, from the registers) or streaming in three passes (sum,
-  -- squares about the mean, output)
+  -- variance about it, from the registers: x as floats, which spill in a
+  -- cluster row at 64 registers) or streaming in three passes (sum, squares
+  -- about the mean, output)
   layernorm = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 2, bulk_first = {},
-                modes = { reg = true, loop = true }, pipe_max = 1 },
+                modes = { reg = true, loop = true }, pipe_max = 1, cluster_occupancy = 512 },
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
   -- partial row (partials: the partial rows per CTA, a persistent grid,
   -- launched by partials_launcher)
