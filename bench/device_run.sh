@@ -51,6 +51,8 @@
 #                                            the table regenerated there, torch.compile, ncu on layernorm
 #   bash bench/device_run.sh ln11            (branch issue5-ln-floats) layernorm's forward tested, tuned into
 #                                            the table, torch.compile, ncu
+#   bash bench/device_run.sh probe11         ncu and SASS of layernorm's slow rows beside rmsnorm's; the
+#                                            partial-sum ops retuned on 1024 rows, torch.compile
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -794,6 +796,27 @@ ln11() {
   { echo "ncu layernorm: rc=$?"; grep -E "Duration|DRAM Throughput|Warp Cycles Per Issued" "$OUT/ncu.layernorm.txt"; } | tee -a "$OUT/summary.txt"
 }
 
+# Session 11, second call: why layernorm's rows of two warps take five times
+# rmsnorm's (reg_t64_r2_n2 at 1024: 352 against 72 us): ncu with source
+# counters on both and on layernorm's t32_r4_n4, their SASS into $OUT; then the
+# partial-sum ops retuned on at least 1024 rows into the table, torch.compile.
+probe11() {
+  left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
+  local v op
+  for v in layernorm_bf16_reg_t64_r2_n2_v16_c0_p1 rmsnorm_bf16_reg_t64_r2_n2_v16_c0_p1 layernorm_bf16_reg_t32_r4_n4_v16_c0_p1; do
+    op=${v%%_bf16*}
+    timeout 40 ncu --kernel-name-base mangled -k regex:${v}_cu --launch-skip 2 --launch-count 1 --set full \
+      --import-source no --print-details all build/kite-bench --op $op --n 1024 --quick --variants >"$OUT/ncu.$v.txt" 2>&1
+    { echo "ncu $v: rc=$?"; grep -E "Grid Size|Block Size|Duration|DRAM Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Shared Memory Configuration Size|Block Limit|Executed Instructions  |Warp Cycles Per Issued|Issue Slots Busy" "$OUT/ncu.$v.txt" | head -20; } | tee -a "$OUT/summary.txt"
+    cuobjdump --dump-sass build/obj/$op/$v.o >"$OUT/sass.$v.txt" 2>&1
+  done
+  tune_merge rmsnorm_bwd layernorm_bwd softmax_bwd
+  rm -f "$OUT"/tune.*.tsv   # merged into $OUT/h200*.tsv: fewer files to bring back
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op rmsnorm_bwd,layernorm_bwd,softmax_bwd,rmsnorm,softmax,cross_entropy \
+    --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|rmsnorm|softmax|cross|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | grep -v "N=" | head -60; } | tee -a "$OUT/summary.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -833,5 +856,6 @@ case $stage in
   second10) second10 ;;
   final10) final10 ;;
   ln11) ln11 ;;
+  probe11) probe11 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac
