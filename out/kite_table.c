@@ -2375,69 +2375,6 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 227, 144.992f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 227, 164.240f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 227, 148.656f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 387, 483.040f},
-  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 387, 369.120f},
-  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 387, 180.736f},
-  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 394, 177.472f},
-  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 401, 109.104f},
-  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 402, 103.952f},
-  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 402, 86.144f},
-  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 400, 102.528f},
-  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 400, 84.272f},
-  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 398, 98.496f},
-  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 398, 89.792f},
-  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 404, 119.136f},
-  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 404, 100.560f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 404, 98.576f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 404, 102.704f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 404, 106.384f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 404, 118.160f},
-  {"layernorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 404, 145.760f},
-  {"layernorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 404, 142.816f},
-  {"layernorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 404, 170.368f},
-  {"layernorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 404, 139.936f},
-  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 405, 505.152f},
-  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 412, 381.168f},
-  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 405, 192.944f},
-  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 412, 177.440f},
-  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 419, 109.504f},
-  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 420, 99.696f},
-  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 420, 83.744f},
-  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 418, 97.072f},
-  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 418, 82.768f},
-  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 416, 97.424f},
-  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 416, 86.928f},
-  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 422, 117.376f},
-  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 422, 98.464f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 422, 98.240f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 422, 101.168f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 422, 105.264f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 422, 117.376f},
-  {"layernorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 422, 145.168f},
-  {"layernorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 422, 142.800f},
-  {"layernorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 422, 170.016f},
-  {"layernorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 422, 139.584f},
-  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 423, 664.992f},
-  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 423, 357.040f},
-  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 437, 352.000f},
-  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 437, 212.608f},
-  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 438, 156.080f},
-  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 436, 185.216f},
-  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 436, 155.136f},
-  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 455, 160.976f},
-  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 434, 155.552f},
-  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 455, 162.944f},
-  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 455, 180.320f},
-  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 440, 173.296f},
-  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 440, 175.616f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 440, 181.024f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 440, 213.104f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 440, 283.152f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 440, 276.000f},
-  {"layernorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 440, 285.104f},
-  {"layernorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 440, 269.536f},
-  {"layernorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 440, 313.680f},
-  {"layernorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 440, 269.104f},
   {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 670, 436.976f},
   {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 670, 224.544f},
   {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 670, 120.224f},
@@ -2627,6 +2564,69 @@ const struct kite_rule kite_rules[] = {
   {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 986, 568.912f},
   {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 962, 954.288f},
   {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 962, 1256.128f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 387, 394.000f},
+  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 387, 202.288f},
+  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 387, 94.448f},
+  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 394, 79.824f},
+  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 401, 73.328f},
+  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 399, 88.208f},
+  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 399, 74.096f},
+  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 397, 88.192f},
+  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 397, 76.240f},
+  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 398, 92.160f},
+  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 398, 80.128f},
+  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 404, 119.136f},
+  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 404, 100.880f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 404, 98.544f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 404, 102.432f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 404, 106.656f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 404, 118.192f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 404, 209.504f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 404, 277.920f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 404, 414.048f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 404, 533.616f},
+  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 405, 399.296f},
+  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 405, 205.328f},
+  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 405, 99.008f},
+  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 412, 78.528f},
+  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 419, 72.192f},
+  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 417, 84.512f},
+  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 417, 73.488f},
+  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 415, 84.896f},
+  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 415, 75.696f},
+  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 416, 89.408f},
+  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 416, 79.152f},
+  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 422, 117.664f},
+  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 422, 99.504f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 422, 97.872f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 422, 100.976f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 422, 105.216f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 422, 117.536f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 422, 209.888f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 422, 278.368f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 422, 413.312f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 422, 533.008f},
+  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 423, 306.192f},
+  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 423, 162.160f},
+  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 430, 141.616f},
+  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 437, 132.608f},
+  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 435, 133.136f},
+  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 433, 149.392f},
+  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 433, 135.488f},
+  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 455, 160.928f},
+  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 434, 142.592f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 455, 162.992f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 455, 181.056f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 440, 173.312f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 440, 176.128f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 440, 181.824f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 440, 212.800f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 440, 282.672f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 452, 256.912f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 440, 410.944f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 440, 529.440f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 440, 798.752f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 440, 1042.128f},
 };
 const int32_t kite_rules_len = 639;
 
@@ -2885,37 +2885,35 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm", KITE_BF16, 1, 256, 387},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_BF16, 257, 512, 394},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_BF16, 513, 1024, 401},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 1025, 2048, 402},  /* layernorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 2049, 4096, 400},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1025, 2048, 399},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 2049, 4096, 397},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 4097, 8192, 398},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 8193, 10623, 453},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"layernorm", KITE_BF16, 10624, 1073741824, 404},  /* layernorm_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm", KITE_F16, 1, 116, 405},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F16, 117, 244, 412},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F16, 245, 256, 405},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1, 256, 405},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F16, 257, 512, 412},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F16, 513, 1024, 419},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 1025, 2048, 420},  /* layernorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 2049, 4096, 418},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1025, 2048, 417},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 2049, 4096, 415},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 4097, 8192, 416},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 8193, 10623, 454},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"layernorm", KITE_F16, 10624, 1073741824, 422},  /* layernorm_f16_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm", KITE_F32, 1, 128, 423},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F32, 129, 255, 430},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 256, 512, 437},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 513, 1024, 438},  /* layernorm_f32_reg_t64_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1025, 2048, 436},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 2049, 2895, 434},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 2896, 3072, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 129, 256, 430},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 257, 512, 437},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 513, 1024, 435},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1025, 2048, 433},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 2049, 3071, 434},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 3072, 3072, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"layernorm", KITE_F32, 3073, 4096, 434},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4097, 10172, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 4097, 7168, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 7169, 8191, 443},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 8192, 10172, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"layernorm", KITE_F32, 10173, 49152, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm", KITE_F32, 49153, 50534, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 50535, 61440, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 61441, 63488, 452},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 63489, 98304, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 98305, 101069, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 101070, 1073741824, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 50535, 53248, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 53249, 65536, 452},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 65537, 1073741824, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 1, 256, 457},  /* layernorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 257, 512, 463},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 513, 1024, 461},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
@@ -3262,4 +3260,4 @@ const struct kite_row_span kite_row_spans[] = {
   {"softmax_bwd", KITE_F32, 110593, 131072, 986},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"softmax_bwd", KITE_F32, 131073, 1073741824, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
-const int32_t kite_row_spans_len = 598;
+const int32_t kite_row_spans_len = 596;
