@@ -53,7 +53,10 @@
 #                                            the table, torch.compile, ncu
 #   bash bench/device_run.sh probe11         ncu and SASS of layernorm's slow rows beside rmsnorm's; the
 #                                            partial-sum ops retuned on 1024 rows, torch.compile
-#   bash bench/device_run.sh ca11            layernorm's w and b through L1: tested, tuned, torch.compile
+#   bash bench/device_run.sh ca11            layernorm's forward: tested (KITE_TEST_S seconds a process,
+#                                            150), tuned, torch.compile; with KITE_ONLY='layernorm_[bf][f13]*'
+#                                            exported it builds layernorm alone (about 20 s);
+#                                            KITE_VS_OPS: the ops against torch.compile
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -789,7 +792,7 @@ ln11() {
     grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8
     echo "objects with LDL/STL in SASS: $(wc -l </tmp/new_ldl.txt) of $(wc -l </tmp/new_objs.txt)"; } | tee -a "$OUT/summary.txt"
   tune_merge layernorm
-  PYTHONUNBUFFERED=1 timeout $(( $(left) - 40 )) python3 bench/vs_torch.py --op layernorm,rmsnorm \
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 40 )) python3 bench/vs_torch.py --op ${KITE_VS_OPS:-layernorm,rmsnorm} \
     --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|rmsnorm|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -20; } | tee -a "$OUT/summary.txt"
   timeout 25 ncu -k regex:layernorm_fwd --launch-skip 3 --launch-count 1 --section SpeedOfLight --section WarpStateStats \
@@ -825,9 +828,10 @@ ca11() {
   left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
   local t0=$(date +%s) dt c
   for dt in bf16 f16 f32; do
-    CK_RUN_CASE=variants KITE_TEST_ONLY="layernorm_${dt}_*" timeout 150 build/test_norm >"/tmp/c11.$dt.log" 2>&1 &
+    CK_RUN_CASE=variants KITE_TEST_ONLY="layernorm_${dt}_*" timeout ${KITE_TEST_S:-150} build/test_norm \
+      >"/tmp/c11.$dt.log" 2>&1 &
   done
-  for c in ln_entry ln_invalid; do CK_RUN_CASE=$c timeout 150 build/test_norm >"/tmp/c11.$c.log" 2>&1 & done
+  for c in ln_entry ln_invalid; do CK_RUN_CASE=$c timeout ${KITE_TEST_S:-150} build/test_norm >"/tmp/c11.$c.log" 2>&1 & done
   ls build/obj/layernorm/*.o >/tmp/new_objs.txt
   xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' \
     </tmp/new_objs.txt >/tmp/new_ldl.txt
@@ -840,7 +844,7 @@ ca11() {
   tune_merge layernorm
   rm -f "$OUT"/tune.*.tsv
   awk -F'\t' '$1 == "layernorm" && $2 == "bf16" && $5 == 1024' "$OUT/h200.times.tsv" | sort -t$'\t' -k8 -g | head -6 | tee -a "$OUT/summary.txt"
-  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op layernorm,rmsnorm \
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op ${KITE_VS_OPS:-layernorm,rmsnorm} \
     --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|rmsnorm|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -30; } | tee -a "$OUT/summary.txt"
 }

@@ -393,6 +393,7 @@ cudaError_t kite_v_layernorm_bf16_reg_t32_r8_n1_v16_c0_p1(const void *args, cuda
 cudaError_t kite_v_layernorm_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -400,17 +401,18 @@ cudaError_t kite_v_layernorm_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cuda
 cudaError_t kite_v_layernorm_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t64_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_layernorm_bf16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -418,17 +420,18 @@ cudaError_t kite_v_layernorm_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaS
 cudaError_t kite_v_layernorm_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t64_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_layernorm_f16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t1024_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t64_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -436,24 +439,39 @@ cudaError_t kite_v_layernorm_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaS
 cudaError_t kite_v_layernorm_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t64_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
-cudaError_t kite_v_layernorm_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -1385,6 +1403,7 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bf16_reg_t128_r1_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t128_r1_n2_v16_c0_p1},
   {"layernorm_bf16_reg_t256_r1_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n2_v16_c0_p1},
   {"layernorm_bf16_reg_t512_r1_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n2_v16_c0_p1},
+  {"layernorm_bf16_reg_t1024_r1_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t1024_r1_n2_v16_c0_p1},
   {"layernorm_bf16_reg_t64_r2_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t64_r2_n2_v16_c0_p1},
   {"layernorm_bf16_reg_t128_r2_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t128_r2_n2_v16_c0_p1},
   {"layernorm_bf16_reg_t32_r4_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t32_r4_n2_v16_c0_p1},
@@ -1392,17 +1411,18 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bf16_reg_t32_r8_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t32_r8_n2_v16_c0_p1},
   {"layernorm_bf16_reg_t128_r1_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t128_r1_n4_v16_c0_p1},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1},
+  {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1},
   {"layernorm_bf16_reg_t64_r2_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t64_r2_n4_v16_c0_p1},
   {"layernorm_bf16_reg_t128_r2_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t128_r2_n4_v16_c0_p1},
   {"layernorm_bf16_reg_t32_r4_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t32_r4_n4_v16_c0_p1},
   {"layernorm_bf16_reg_t64_r4_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t64_r4_n4_v16_c0_p1},
   {"layernorm_bf16_reg_t32_r8_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t32_r8_n4_v16_c0_p1},
-  {"layernorm_bf16_loop_t512_r1_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bf16_loop_t512_r1_n2_v16_c0_p1},
   {"layernorm_f16_reg_t32_r4_n1_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r4_n1_v16_c0_p1},
   {"layernorm_f16_reg_t32_r8_n1_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r8_n1_v16_c0_p1},
   {"layernorm_f16_reg_t128_r1_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t128_r1_n2_v16_c0_p1},
   {"layernorm_f16_reg_t256_r1_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n2_v16_c0_p1},
   {"layernorm_f16_reg_t512_r1_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n2_v16_c0_p1},
+  {"layernorm_f16_reg_t1024_r1_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t1024_r1_n2_v16_c0_p1},
   {"layernorm_f16_reg_t64_r2_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t64_r2_n2_v16_c0_p1},
   {"layernorm_f16_reg_t128_r2_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t128_r2_n2_v16_c0_p1},
   {"layernorm_f16_reg_t32_r4_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r4_n2_v16_c0_p1},
@@ -1410,17 +1430,18 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_f16_reg_t32_r8_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r8_n2_v16_c0_p1},
   {"layernorm_f16_reg_t128_r1_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t128_r1_n4_v16_c0_p1},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1},
+  {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1},
   {"layernorm_f16_reg_t64_r2_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t64_r2_n4_v16_c0_p1},
   {"layernorm_f16_reg_t128_r2_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t128_r2_n4_v16_c0_p1},
   {"layernorm_f16_reg_t32_r4_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r4_n4_v16_c0_p1},
   {"layernorm_f16_reg_t64_r4_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t64_r4_n4_v16_c0_p1},
   {"layernorm_f16_reg_t32_r8_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r8_n4_v16_c0_p1},
-  {"layernorm_f16_loop_t512_r1_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_f16_loop_t512_r1_n2_v16_c0_p1},
   {"layernorm_f32_reg_t32_r4_n1_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r4_n1_v16_c0_p1},
   {"layernorm_f32_reg_t32_r8_n1_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r8_n1_v16_c0_p1},
   {"layernorm_f32_reg_t128_r1_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t128_r1_n2_v16_c0_p1},
   {"layernorm_f32_reg_t256_r1_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n2_v16_c0_p1},
   {"layernorm_f32_reg_t512_r1_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n2_v16_c0_p1},
+  {"layernorm_f32_reg_t1024_r1_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t1024_r1_n2_v16_c0_p1},
   {"layernorm_f32_reg_t64_r2_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t64_r2_n2_v16_c0_p1},
   {"layernorm_f32_reg_t128_r2_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t128_r2_n2_v16_c0_p1},
   {"layernorm_f32_reg_t32_r4_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r4_n2_v16_c0_p1},
@@ -1428,24 +1449,39 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_f32_reg_t32_r8_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r8_n2_v16_c0_p1},
   {"layernorm_f32_reg_t128_r1_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t128_r1_n4_v16_c0_p1},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1},
+  {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1},
   {"layernorm_f32_reg_t64_r2_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t64_r2_n4_v16_c0_p1},
   {"layernorm_f32_reg_t128_r2_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t128_r2_n4_v16_c0_p1},
   {"layernorm_f32_reg_t32_r4_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r4_n4_v16_c0_p1},
   {"layernorm_f32_reg_t64_r4_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t64_r4_n4_v16_c0_p1},
   {"layernorm_f32_reg_t32_r8_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r8_n4_v16_c0_p1},
-  {"layernorm_f32_loop_t512_r1_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_f32_loop_t512_r1_n2_v16_c0_p1},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F16, KITE_F16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 4097, 8192, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2},
+  {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x4},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4},
+  {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x8},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8},
+  {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F16, KITE_F16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x16},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16},
+  {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F32, KITE_F32, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bf16_loop_t512_r1_n2_v16_c6_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bf16_loop_t512_r1_n2_v16_c6_p1},
+  {"layernorm_f16_loop_t512_r1_n2_v16_c6_p1", "layernorm", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_f16_loop_t512_r1_n2_v16_c6_p1},
+  {"layernorm_f32_loop_t512_r1_n2_v16_c6_p1", "layernorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_f32_loop_t512_r1_n2_v16_c6_p1},
   {"layernorm_bf16_loop_t256_r1_n4_e1_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_layernorm_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"layernorm_f16_loop_t256_r1_n4_e1_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_layernorm_f16_loop_t256_r1_n4_e1_c0_p1},
   {"layernorm_f32_loop_t256_r1_n4_e1_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_layernorm_f32_loop_t256_r1_n4_e1_c0_p1},
@@ -1984,136 +2020,136 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 990;
+const int32_t kite_variants_len = 1008;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 518, 193.648f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 518, 100.096f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 516, 74.352f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 525, 68.192f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 538, 69.760f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 536, 68.368f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 539, 69.392f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 533, 68.368f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 537, 69.328f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 534, 72.656f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 534, 69.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 550, 75.856f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 535, 71.952f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 554, 82.000f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 634, 81.808f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 658, 85.200f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 640, 84.496f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 646, 98.400f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 646, 87.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 652, 106.864f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 652, 96.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 557, 191.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 557, 99.488f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 555, 74.288f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 564, 68.496f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 577, 69.424f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 575, 68.224f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 578, 69.056f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 572, 68.368f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 576, 69.184f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 573, 72.000f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 573, 69.360f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 589, 75.728f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 574, 70.704f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 593, 82.880f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 660, 82.032f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 660, 84.928f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 642, 84.096f},
-  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 648, 96.816f},
-  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 648, 86.928f},
-  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 654, 105.408f},
-  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 654, 95.440f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 596, 179.968f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 594, 129.632f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 603, 129.824f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 601, 129.136f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 597, 129.216f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 615, 130.160f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 598, 129.280f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 612, 130.336f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 612, 132.880f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 613, 142.560f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 613, 132.384f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 665, 152.592f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 662, 152.688f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 662, 153.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 662, 158.832f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 650, 183.072f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 650, 165.024f},
-  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 656, 199.920f},
-  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 656, 180.272f},
-  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 665, 234.848f},
-  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 665, 206.608f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 771, 198.352f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 771, 105.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 771, 69.504f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 779, 68.064f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 777, 67.776f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 791, 68.224f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 774, 67.824f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 787, 68.256f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 792, 68.704f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 788, 73.712f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 788, 69.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 808, 78.144f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 789, 74.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 810, 81.920f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 915, 78.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 915, 78.576f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 915, 78.960f},
-  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 915, 94.016f},
-  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 915, 98.784f},
-  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 810, 118.736f},
-  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 915, 104.128f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 811, 195.392f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 811, 103.760f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 811, 69.584f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 819, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 817, 67.872f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 831, 67.952f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 814, 67.632f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 827, 68.096f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 832, 68.304f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 828, 73.344f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 828, 68.816f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 848, 77.056f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 829, 73.968f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 920, 79.360f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 918, 77.808f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 918, 77.952f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 918, 78.800f},
-  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 918, 93.680f},
-  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 918, 98.496f},
-  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 920, 116.336f},
-  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 918, 104.112f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 851, 178.080f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 851, 130.176f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 873, 129.584f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 871, 129.008f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 867, 128.928f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 855, 129.184f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 855, 132.240f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 868, 131.616f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 868, 133.104f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 869, 146.704f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 869, 133.168f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 923, 147.840f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 921, 137.472f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 921, 137.904f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 921, 143.520f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 921, 171.776f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 908, 180.320f},
-  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 921, 200.928f},
-  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 921, 198.544f},
-  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 921, 218.688f},
-  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 921, 201.312f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 536, 193.648f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 536, 100.096f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 534, 74.352f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 543, 68.192f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 556, 69.760f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 554, 68.368f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 557, 69.392f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 551, 68.368f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 555, 69.328f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 552, 72.656f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 552, 69.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 568, 75.856f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 553, 71.952f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 572, 82.000f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 652, 81.808f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 676, 85.200f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 658, 84.496f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 664, 98.400f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 664, 87.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 670, 106.864f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 670, 96.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 575, 191.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 575, 99.488f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 573, 74.288f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 582, 68.496f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 595, 69.424f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 593, 68.224f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 596, 69.056f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 590, 68.368f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 594, 69.184f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 591, 72.000f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 591, 69.360f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 607, 75.728f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 592, 70.704f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 611, 82.880f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 678, 82.032f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 678, 84.928f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 660, 84.096f},
+  {"rmsnorm", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 666, 96.816f},
+  {"rmsnorm", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 666, 86.928f},
+  {"rmsnorm", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 672, 105.408f},
+  {"rmsnorm", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 672, 95.440f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 614, 179.968f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 612, 129.632f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 621, 129.824f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 619, 129.136f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 615, 129.216f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 633, 130.160f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 616, 129.280f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 630, 130.336f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 630, 132.880f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 631, 142.560f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 631, 132.384f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 683, 152.592f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 680, 152.688f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 680, 153.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 680, 158.832f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 668, 183.072f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 668, 165.024f},
+  {"rmsnorm", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 674, 199.920f},
+  {"rmsnorm", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 674, 180.272f},
+  {"rmsnorm", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 683, 234.848f},
+  {"rmsnorm", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 683, 206.608f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 789, 198.352f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 789, 105.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 789, 69.504f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 797, 68.064f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 795, 67.776f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 809, 68.224f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 792, 67.824f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 805, 68.256f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 810, 68.704f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 806, 73.712f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 806, 69.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 826, 78.144f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 807, 74.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 828, 81.920f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 933, 78.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 933, 78.576f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 933, 78.960f},
+  {"softmax", KITE_BF16, KITE_BF16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 933, 94.016f},
+  {"softmax", KITE_BF16, KITE_BF16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 933, 98.784f},
+  {"softmax", KITE_BF16, KITE_BF16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 828, 118.736f},
+  {"softmax", KITE_BF16, KITE_BF16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 933, 104.128f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 829, 195.392f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 829, 103.760f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 829, 69.584f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 837, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 835, 67.872f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 849, 67.952f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 832, 67.632f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 845, 68.096f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 850, 68.304f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 846, 73.344f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 846, 68.816f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 866, 77.056f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 847, 73.968f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 938, 79.360f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 936, 77.808f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 936, 77.952f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 936, 78.800f},
+  {"softmax", KITE_F16, KITE_F16, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 936, 93.680f},
+  {"softmax", KITE_F16, KITE_F16, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 936, 98.496f},
+  {"softmax", KITE_F16, KITE_F16, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 938, 116.336f},
+  {"softmax", KITE_F16, KITE_F16, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 936, 104.112f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 869, 178.080f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 869, 130.176f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 891, 129.584f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 889, 129.008f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 885, 128.928f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 873, 129.184f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 873, 132.240f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 886, 131.616f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 886, 133.104f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 887, 146.704f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 887, 133.168f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 941, 147.840f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 939, 137.472f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 939, 137.904f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 939, 143.520f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 939, 171.776f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 926, 180.320f},
+  {"softmax", KITE_F32, KITE_F32, 682, 98304, 0, 9.413628f, 16.584963f, 0.000000f, 939, 200.928f},
+  {"softmax", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 939, 198.544f},
+  {"softmax", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 939, 218.688f},
+  {"softmax", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 939, 201.312f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 268.736f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.784f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.504f},
@@ -2375,260 +2411,231 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 227, 144.992f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 227, 164.240f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 227, 148.656f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 670, 436.976f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 670, 224.544f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 670, 120.224f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 679, 107.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 678, 108.736f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 676, 130.656f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 676, 110.528f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 672, 133.968f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 672, 120.096f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 673, 187.120f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 673, 131.392f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 705, 233.024f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 674, 148.944f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 706, 208.464f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 706, 187.312f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 717, 254.880f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 717, 231.472f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 723, 425.568f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 723, 468.576f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 724, 937.952f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 724, 1071.104f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 682, 414.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 682, 214.736f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 682, 119.888f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 691, 114.528f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 690, 108.976f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 688, 130.912f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 688, 110.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 684, 134.912f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 684, 120.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 685, 185.104f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 685, 130.368f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 707, 232.304f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 686, 147.184f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 708, 211.456f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 708, 189.360f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 719, 258.560f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 719, 234.640f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 725, 428.704f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 725, 476.368f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 726, 928.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 726, 1072.352f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 694, 317.600f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 694, 217.744f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 703, 207.808f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 702, 207.136f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 700, 207.184f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 696, 209.376f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 696, 207.008f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 697, 226.352f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 697, 206.624f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 698, 278.896f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 698, 221.728f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 715, 303.584f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 710, 246.432f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 721, 330.272f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 721, 288.240f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 722, 354.624f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 722, 317.024f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 728, 597.760f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 728, 687.488f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 704, 1430.112f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 704, 1895.552f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 457, 538.880f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 457, 279.792f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 457, 140.704f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 463, 152.576f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 461, 158.032f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 458, 192.656f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 458, 166.992f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 459, 238.848f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 459, 200.720f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 460, 324.176f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 460, 263.568f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 489, 332.528f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 489, 233.024f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 490, 312.288f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 490, 286.992f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 501, 396.112f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 501, 378.000f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 507, 670.896f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 507, 781.712f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 466, 1506.688f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 508, 1729.280f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 468, 515.760f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 468, 269.184f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 468, 140.224f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 474, 150.624f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 472, 158.272f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 469, 193.264f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 469, 167.168f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 470, 237.648f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 470, 201.584f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 471, 331.456f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 471, 267.824f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 491, 336.080f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 491, 233.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 492, 316.816f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 492, 292.624f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 503, 397.520f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 503, 375.232f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 509, 669.872f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 509, 763.616f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 477, 1506.000f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 510, 1757.616f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 479, 327.808f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 479, 209.728f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 487, 204.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 486, 205.312f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 484, 203.696f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 481, 222.352f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 481, 207.136f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 488, 342.080f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 488, 316.560f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 493, 364.192f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 493, 298.464f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 499, 370.448f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 494, 297.216f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 505, 409.760f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 505, 360.048f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 506, 455.648f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 511, 418.576f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 512, 801.856f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 512, 924.944f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 488, 2153.744f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 488, 2834.336f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 927, 307.008f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 927, 161.008f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 927, 98.624f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 937, 95.792f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 933, 95.696f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 929, 102.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 929, 95.824f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 930, 105.712f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 930, 95.968f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 931, 110.096f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 931, 98.496f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 938, 116.656f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 932, 110.144f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 938, 109.232f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 964, 123.360f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 975, 156.880f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 975, 130.480f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 938, 243.648f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 981, 268.752f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 938, 482.848f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 982, 595.296f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 939, 301.088f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 939, 158.464f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 939, 98.768f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 947, 95.760f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 945, 95.712f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 941, 102.464f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 941, 95.824f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 942, 105.600f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 942, 96.096f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 943, 109.936f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 943, 98.512f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 950, 116.336f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 944, 109.760f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 950, 108.960f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 966, 123.136f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 977, 156.304f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 977, 130.304f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 983, 244.048f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 978, 268.032f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 950, 482.368f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 984, 593.904f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 951, 212.464f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 952, 187.056f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 959, 187.552f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 957, 187.312f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 953, 187.168f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 954, 185.888f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 954, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 989, 201.152f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 955, 187.328f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 967, 210.416f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 967, 189.920f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 962, 205.008f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 973, 206.928f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 979, 226.032f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 979, 209.760f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 985, 239.472f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 985, 218.720f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 962, 482.944f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 986, 568.912f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 962, 954.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 962, 1256.128f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 688, 436.976f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 688, 224.544f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 688, 120.224f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 697, 107.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 696, 108.736f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 694, 130.656f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 694, 110.528f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 690, 133.968f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 690, 120.096f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 691, 187.120f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 691, 131.392f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 723, 233.024f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 692, 148.944f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 724, 208.464f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 724, 187.312f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 735, 254.880f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 735, 231.472f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 741, 425.568f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 741, 468.576f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 742, 937.952f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 742, 1071.104f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 700, 414.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 700, 214.736f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 700, 119.888f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 709, 114.528f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 708, 108.976f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 706, 130.912f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 706, 110.480f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 702, 134.912f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 702, 120.480f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 703, 185.104f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 703, 130.368f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 725, 232.304f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 704, 147.184f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 726, 211.456f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 726, 189.360f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 737, 258.560f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 737, 234.640f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 743, 428.704f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 743, 476.368f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 744, 928.480f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 744, 1072.352f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 712, 317.600f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 712, 217.744f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 721, 207.808f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 720, 207.136f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 718, 207.184f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 714, 209.376f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 714, 207.008f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 715, 226.352f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 715, 206.624f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 716, 278.896f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 716, 221.728f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 733, 303.584f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 728, 246.432f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 739, 330.272f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 739, 288.240f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 740, 354.624f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 740, 317.024f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 746, 597.760f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 746, 687.488f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 722, 1430.112f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 722, 1895.552f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 475, 538.880f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 475, 279.792f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 475, 140.704f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 481, 152.576f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 479, 158.032f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 476, 192.656f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 476, 166.992f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 477, 238.848f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 477, 200.720f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 478, 324.176f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 478, 263.568f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 507, 332.528f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 507, 233.024f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 508, 312.288f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 508, 286.992f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 519, 396.112f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 519, 378.000f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 525, 670.896f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 525, 781.712f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 484, 1506.688f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 526, 1729.280f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 486, 515.760f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 486, 269.184f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 486, 140.224f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 492, 150.624f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 490, 158.272f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 487, 193.264f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 487, 167.168f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 488, 237.648f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 488, 201.584f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 489, 331.456f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 489, 267.824f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 509, 336.080f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 509, 233.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 510, 316.816f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 510, 292.624f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 521, 397.520f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 521, 375.232f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 527, 669.872f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 527, 763.616f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 495, 1506.000f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 528, 1757.616f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 497, 327.808f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 497, 209.728f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 505, 204.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 504, 205.312f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 502, 203.696f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 499, 222.352f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 499, 207.136f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 506, 342.080f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 506, 316.560f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 511, 364.192f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 511, 298.464f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 517, 370.448f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 512, 297.216f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 523, 409.760f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 523, 360.048f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 524, 455.648f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 529, 418.576f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 530, 801.856f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 530, 924.944f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 506, 2153.744f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 506, 2834.336f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 945, 307.008f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 945, 161.008f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 945, 98.624f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 955, 95.792f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 951, 95.696f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 947, 102.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 947, 95.824f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 948, 105.712f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 948, 95.968f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 949, 110.096f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 949, 98.496f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 956, 116.656f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 950, 110.144f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 956, 109.232f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 982, 123.360f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 993, 156.880f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 993, 130.480f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 956, 243.648f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 999, 268.752f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 956, 482.848f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1000, 595.296f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 957, 301.088f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 957, 158.464f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 957, 98.768f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 965, 95.760f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 963, 95.712f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 959, 102.464f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 959, 95.824f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 960, 105.600f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 960, 96.096f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 961, 109.936f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 961, 98.512f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 968, 116.336f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 962, 109.760f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 968, 108.960f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 984, 123.136f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 995, 156.304f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 995, 130.304f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1001, 244.048f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 996, 268.032f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 968, 482.368f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1002, 593.904f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 969, 212.464f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 970, 187.056f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 977, 187.552f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 975, 187.312f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 971, 187.168f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 972, 185.888f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 972, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1007, 201.152f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 973, 187.328f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 985, 210.416f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 985, 189.920f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 980, 205.008f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 991, 206.928f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 997, 226.032f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 997, 209.760f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1003, 239.472f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1003, 218.720f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 980, 482.944f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1004, 568.912f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 980, 954.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 980, 1256.128f},
   {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 387, 394.000f},
   {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 387, 202.288f},
   {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 387, 94.448f},
-  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 394, 79.824f},
-  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 401, 73.328f},
-  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 399, 88.208f},
-  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 399, 74.096f},
-  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 397, 88.192f},
-  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 397, 76.240f},
-  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 398, 92.160f},
-  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 398, 80.128f},
-  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 404, 119.136f},
-  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 404, 100.880f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 404, 98.544f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 404, 102.432f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 404, 106.656f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 404, 118.192f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 404, 209.504f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 404, 277.920f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 404, 414.048f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 404, 533.616f},
-  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 405, 399.296f},
-  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 405, 205.328f},
-  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 405, 99.008f},
-  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 412, 78.528f},
-  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 419, 72.192f},
-  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 417, 84.512f},
-  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 417, 73.488f},
-  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 415, 84.896f},
-  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 415, 75.696f},
-  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 416, 89.408f},
-  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 416, 79.152f},
-  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 422, 117.664f},
-  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 422, 99.504f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 422, 97.872f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 422, 100.976f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 422, 105.216f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 422, 117.536f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 422, 209.888f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 422, 278.368f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 422, 413.312f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 422, 533.008f},
-  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 423, 306.192f},
-  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 423, 162.160f},
-  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 430, 141.616f},
-  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 437, 132.608f},
-  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 435, 133.136f},
-  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 433, 149.392f},
-  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 433, 135.488f},
-  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 455, 160.928f},
-  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 434, 142.592f},
-  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 455, 162.992f},
-  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 455, 181.056f},
-  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 440, 173.312f},
-  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 440, 176.128f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 440, 181.824f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 440, 212.800f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 440, 282.672f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 452, 256.912f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 440, 410.944f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 440, 529.440f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 440, 798.752f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 440, 1042.128f},
+  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 395, 79.824f},
+  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 403, 73.328f},
+  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 401, 88.208f},
+  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 401, 74.096f},
+  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 398, 88.192f},
+  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 398, 76.240f},
+  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 399, 92.160f},
+  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 399, 80.128f},
+  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 406, 399.296f},
+  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 406, 205.328f},
+  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 406, 99.008f},
+  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 414, 78.528f},
+  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 422, 72.192f},
+  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 420, 84.512f},
+  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 420, 73.488f},
+  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 417, 84.896f},
+  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 417, 75.696f},
+  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 418, 89.408f},
+  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 418, 79.152f},
+  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 425, 306.192f},
+  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 425, 162.160f},
+  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 433, 141.616f},
+  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 441, 132.608f},
+  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 439, 133.136f},
+  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 436, 149.392f},
+  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 436, 135.488f},
+  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 473, 160.928f},
+  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 437, 142.592f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 473, 162.992f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 473, 181.056f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 466, 256.912f},
 };
-const int32_t kite_rules_len = 639;
+const int32_t kite_rules_len = 610;
 
 /* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
@@ -2883,381 +2890,396 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy_bwd", KITE_F32, 98305, 101069, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy_bwd", KITE_F32, 101070, 1073741824, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 1, 256, 387},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 257, 512, 394},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 513, 1024, 401},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 1025, 2048, 399},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 2049, 4096, 397},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 4097, 8192, 398},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 8193, 10623, 453},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_BF16, 10624, 1073741824, 404},  /* layernorm_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm", KITE_F16, 1, 256, 405},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F16, 257, 512, 412},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F16, 513, 1024, 419},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 1025, 2048, 417},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 2049, 4096, 415},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 4097, 8192, 416},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 8193, 10623, 454},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F16, 10624, 1073741824, 422},  /* layernorm_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1, 128, 423},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F32, 129, 256, 430},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 257, 512, 437},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 513, 1024, 435},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1025, 2048, 433},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 2049, 3071, 434},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 3072, 3072, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 3073, 4096, 434},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4097, 7168, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 7169, 8191, 443},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 8192, 10172, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 10173, 49152, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 49153, 50534, 455},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 50535, 53248, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 53249, 65536, 452},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 65537, 1073741824, 440},  /* layernorm_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1, 256, 457},  /* layernorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 257, 512, 463},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 513, 1024, 461},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1025, 2048, 458},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 2049, 4096, 459},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 460},  /* layernorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 489},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 490},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 32769, 65536, 501},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 65537, 81920, 466},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 81921, 131072, 507},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_BF16, 131073, 196608, 466},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 196609, 262144, 508},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 466},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 256, 468},  /* layernorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 474},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1024, 472},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1025, 2048, 469},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 2049, 4096, 470},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 471},  /* layernorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 491},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 492},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 32769, 34218, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 34219, 65536, 503},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 65537, 81920, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 81921, 131072, 509},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F16, 131073, 196608, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 196609, 262144, 510},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 477},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 128, 479},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 256, 487},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 512, 486},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 1024, 484},  /* layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 2048, 481},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 493},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 13192, 499},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 13193, 16384, 494},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 16385, 32768, 505},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 32769, 65535, 506},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 65536, 65536, 511},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 69632, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 69633, 131072, 512},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 488},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 234, 518},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 235, 256, 516},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 525},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 1024, 538},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 2047, 536},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2048, 2048, 539},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4095, 533},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4096, 4096, 537},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 4276, 549},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 4277, 5311, 529},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5312, 8192, 534},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 9728, 530},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 9729, 13192, 550},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 13193, 16384, 535},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 17108, 666},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_BF16, 17109, 24576, 554},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 24577, 32768, 634},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 32769, 49152, 658},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 49153, 55108, 640},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 55109, 57344, 658},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 57345, 65536, 640},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 65537, 69632, 658},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 69633, 90112, 663},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 90113, 131072, 646},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 162772, 663},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 162773, 177504, 658},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 177505, 262144, 652},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 663},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 234, 557},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 235, 256, 555},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 564},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 1024, 577},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1960, 575},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1961, 2048, 578},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 4095, 572},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4096, 4096, 576},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 4276, 588},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 4277, 4466, 583},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 4467, 5311, 568},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5312, 8192, 573},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 8932, 569},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 8933, 12800, 589},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 12801, 16384, 574},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 17408, 667},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F16, 17409, 24576, 593},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 24577, 32767, 636},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 32768, 49152, 660},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 49153, 65536, 642},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 65537, 68437, 660},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 68438, 90112, 664},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 90113, 131072, 648},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 169978, 664},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 169979, 172032, 660},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 172033, 262144, 654},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 664},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 66, 596},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 67, 128, 594},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 603},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 616},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 601},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 789, 614},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 790, 1024, 597},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1535, 611},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1536, 1877, 615},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1878, 2048, 598},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 4096, 612},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 628},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 668},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 5546, 628},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 5547, 8192, 613},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9728, 668},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9729, 11776, 632},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 11777, 12288, 665},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 12289, 16383, 638},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F32, 16384, 24576, 662},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 24577, 26385, 644},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 26386, 28672, 662},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 28673, 31744, 644},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 31745, 45056, 662},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 45057, 65536, 650},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 94208, 665},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 94209, 131072, 656},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 665},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 256, 670},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 512, 679},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 678},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 2048, 676},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 672},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 673},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 11584, 674},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 11585, 15360, 705},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 15361, 16384, 674},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 32768, 706},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 40960, 680},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 40961, 65536, 717},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 81920, 680},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 81921, 131072, 723},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 188416, 680},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 188417, 262144, 724},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 680},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 256, 682},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 512, 691},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 1024, 690},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 2048, 688},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 684},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 8192, 685},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 11776, 686},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 11777, 14336, 707},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm_bwd", KITE_F16, 14337, 16384, 686},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 708},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 40960, 692},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 40961, 65536, 719},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 81920, 692},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 81921, 131072, 725},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 188416, 692},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 188417, 262144, 726},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 692},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 128, 694},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 256, 703},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 512, 702},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 1024, 700},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 696},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 697},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 8192, 698},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 11584, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 11585, 13192, 715},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 13193, 16384, 710},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 20480, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 20481, 32768, 721},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 36864, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 36865, 65536, 722},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 77824, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 77825, 131072, 728},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 704},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 256, 771},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 779},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 793},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 777},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 791},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 774},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 4095, 787},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4096, 4096, 792},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 4663, 807},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 4664, 5086, 804},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5087, 8192, 788},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 11584, 805},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 11585, 14336, 808},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_BF16, 14337, 16384, 789},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 24575, 806},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 24576, 24576, 810},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 24577, 27553, 806},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 27554, 32768, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 57344, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 57345, 114688, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 114689, 125514, 904},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_BF16, 125515, 136874, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 136875, 139264, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 139265, 147456, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 147457, 155648, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 155649, 163840, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 163841, 172032, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 172033, 180224, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 180225, 188416, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 188417, 196607, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196608, 202140, 810},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 202141, 204800, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 204801, 212992, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 212993, 221184, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 221185, 229376, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 229377, 237568, 917},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 237569, 245760, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 245761, 251029, 910},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_BF16, 251030, 1073741824, 915},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 811},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 819},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 833},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 817},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 831},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 814},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 827},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 832},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 4608, 847},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 4609, 5311, 844},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 828},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 11584, 845},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 11585, 14336, 848},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F16, 14337, 16384, 829},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 23169, 846},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 23170, 24576, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 27553, 846},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 27554, 32768, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 57344, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 57345, 114688, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 114689, 125514, 906},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F16, 125515, 136874, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 136875, 139264, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 139265, 147456, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 147457, 155648, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 155649, 163840, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 163841, 172032, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 172033, 180224, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 180225, 221184, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 221185, 229376, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 229377, 237568, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 237569, 245760, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 245761, 253952, 920},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 253953, 1073741824, 918},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 851},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 859},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 873},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 511, 857},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 512, 755, 871},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 756, 1023, 854},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1024, 1511, 867},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1512, 2048, 855},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 868},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 5888, 885},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 5889, 8192, 869},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12097, 886},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12098, 12288, 923},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 12633, 886},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12634, 16384, 921},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 923},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 921},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 25267, 907},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 25268, 28672, 923},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 57344, 921},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 57345, 65536, 908},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 65537, 122880, 921},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 122881, 131071, 914},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131072, 1073741824, 921},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 256, 927},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 489, 935},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 490, 512, 937},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 1024, 933},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 2048, 929},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 930},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 8192, 931},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 9216, 987},  /* softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 9217, 11264, 932},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 11265, 15872, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 15873, 16384, 932},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16385, 26385, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 26386, 28672, 969},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_BF16, 28673, 32768, 964},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 32769, 46340, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 46341, 65536, 975},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 65537, 98304, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 98305, 131072, 981},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 131073, 229376, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 229377, 262144, 982},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 938},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 256, 939},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 512, 947},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 1024, 945},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 2048, 941},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 942},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 8192, 943},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 9216, 988},  /* softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F16, 9217, 11584, 944},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 11585, 16383, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 16384, 16384, 944},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 16385, 25267, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 25268, 28672, 971},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F16, 28673, 32768, 966},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 32769, 46340, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 46341, 65536, 977},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 65537, 90112, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 90113, 115097, 983},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F16, 115098, 131072, 978},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 131073, 229376, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 229377, 262144, 984},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 950},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 122, 951},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 123, 128, 952},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 129, 256, 959},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 257, 512, 957},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 513, 1024, 953},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 954},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 2895, 955},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2896, 3072, 989},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3073, 4096, 955},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 5120, 989},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 5121, 8192, 967},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 8193, 8554, 973},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 8555, 12288, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 12289, 16384, 973},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 16385, 19456, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 19457, 32768, 979},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 32769, 34816, 989},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 34817, 35733, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 35734, 65536, 985},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 65537, 106496, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 106497, 110217, 986},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 110218, 110592, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 110593, 131072, 986},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 962},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 257, 512, 395},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 513, 1024, 403},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1025, 2048, 401},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 2049, 4096, 398},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 4097, 8192, 399},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 8193, 12288, 471},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_BF16, 12289, 16384, 444},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_BF16, 16385, 23552, 471},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_BF16, 23553, 32768, 450},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_BF16, 32769, 40960, 471},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_BF16, 40961, 65536, 456},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_BF16, 65537, 86016, 471},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_BF16, 86017, 131072, 462},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_BF16, 131073, 1073741824, 471},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F16, 1, 256, 406},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F16, 257, 512, 414},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 513, 1024, 422},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1025, 2048, 420},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 2049, 4096, 417},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 4097, 8192, 418},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 8193, 12288, 472},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F16, 12289, 16384, 446},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F16, 16385, 23552, 472},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F16, 23553, 32768, 452},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F16, 32769, 40692, 472},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F16, 40693, 65536, 458},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F16, 65537, 88751, 472},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F16, 88752, 131072, 464},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F16, 131073, 1073741824, 472},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 1, 128, 425},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F32, 129, 256, 433},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 257, 512, 441},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 513, 1024, 439},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1025, 2048, 436},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 2049, 3071, 437},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 3072, 3072, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 3073, 4096, 437},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4097, 7168, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 7169, 8191, 448},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 8192, 11584, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 11585, 16384, 454},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 16385, 22528, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 22529, 32768, 460},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 32769, 51200, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 51201, 65536, 466},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 65537, 1073741824, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 256, 475},  /* layernorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 257, 512, 481},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 513, 1024, 479},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1025, 2048, 476},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 2049, 4096, 477},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 478},  /* layernorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 507},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 508},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 65536, 519},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 65537, 81920, 484},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 81921, 131072, 525},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_BF16, 131073, 196608, 484},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 196609, 262144, 526},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 484},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 256, 486},  /* layernorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 492},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1024, 490},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1025, 2048, 487},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 2049, 4096, 488},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 489},  /* layernorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 509},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 510},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 34218, 495},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 34219, 65536, 521},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 65537, 81920, 495},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 81921, 131072, 527},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F16, 131073, 196608, 495},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 196609, 262144, 528},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 495},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 128, 497},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 256, 505},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 512, 504},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 1024, 502},  /* layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 2048, 499},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 506},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 511},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 13192, 517},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 13193, 16384, 512},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 16385, 32768, 523},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 32769, 65535, 524},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 65536, 65536, 529},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 69632, 506},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 69633, 131072, 530},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 506},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 234, 536},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 235, 256, 534},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 543},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 1024, 556},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 2047, 554},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2048, 557},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4095, 551},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4096, 4096, 555},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 4276, 567},  /* rmsnorm_bf16_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 4277, 5311, 547},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5312, 8192, 552},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 9728, 548},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 9729, 13192, 568},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 13193, 16384, 553},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 17108, 684},  /* rmsnorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_BF16, 17109, 24576, 572},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 24577, 32768, 652},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 32769, 49152, 676},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 49153, 55108, 658},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 55109, 57344, 676},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 57345, 65536, 658},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 65537, 69632, 676},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 69633, 90112, 681},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 90113, 131072, 664},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 162772, 681},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 162773, 177504, 676},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 177505, 262144, 670},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 681},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 234, 575},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 235, 256, 573},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 582},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 1024, 595},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1960, 593},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2048, 596},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 4095, 590},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4096, 4096, 594},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 4276, 606},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 4277, 4466, 601},  /* rmsnorm_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 4467, 5311, 586},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5312, 8192, 591},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 8932, 587},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 8933, 12800, 607},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 12801, 16384, 592},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 17408, 685},  /* rmsnorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F16, 17409, 24576, 611},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 24577, 32767, 654},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 32768, 49152, 678},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 49153, 65536, 660},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 65537, 68437, 678},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 68438, 90112, 682},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 90113, 131072, 666},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 169978, 682},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 169979, 172032, 678},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 172033, 262144, 672},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 682},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 66, 614},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 67, 128, 612},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 621},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 634},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 619},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 789, 632},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 790, 1024, 615},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1535, 629},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1536, 1877, 633},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1878, 2048, 616},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 4096, 630},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 646},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 686},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 5546, 646},  /* rmsnorm_f32_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 5547, 8192, 631},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9728, 686},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9729, 11776, 650},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 11777, 12288, 683},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 12289, 16383, 656},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F32, 16384, 24576, 680},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 24577, 26385, 662},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 26386, 28672, 680},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 28673, 31744, 662},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 31745, 45056, 680},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 45057, 65536, 668},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 94208, 683},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 94209, 131072, 674},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 683},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 256, 688},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 512, 697},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 696},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 2048, 694},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 690},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 691},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 11584, 692},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 11585, 15360, 723},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 15361, 16384, 692},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 32768, 724},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 40960, 698},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 40961, 65536, 735},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 81920, 698},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 81921, 131072, 741},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 188416, 698},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 188417, 262144, 742},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 698},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 256, 700},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 512, 709},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 708},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 2048, 706},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 702},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 8192, 703},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 11776, 704},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 11777, 14336, 725},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_F16, 14337, 16384, 704},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 726},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 40960, 710},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 40961, 65536, 737},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 81920, 710},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 81921, 131072, 743},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 188416, 710},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 188417, 262144, 744},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 710},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 128, 712},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 256, 721},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 720},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 718},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 714},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 715},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 8192, 716},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 11584, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 11585, 13192, 733},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 13193, 16384, 728},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 20480, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 20481, 32768, 739},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 36864, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 36865, 65536, 740},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 77824, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 77825, 131072, 746},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 256, 789},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 797},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 811},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 795},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 809},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 792},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 4095, 805},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4096, 4096, 810},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 4663, 825},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 4664, 5086, 822},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5087, 8192, 806},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 11584, 823},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 11585, 14336, 826},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_BF16, 14337, 16384, 807},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 24575, 824},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 24576, 24576, 828},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 24577, 27553, 824},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 27554, 32768, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 57344, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 57345, 114688, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 114689, 125514, 922},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_BF16, 125515, 136874, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 136875, 139264, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 139265, 147456, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 155648, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 155649, 163840, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 163841, 172032, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 172033, 180224, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 180225, 188416, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 188417, 196607, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196608, 202140, 828},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 202141, 204800, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 204801, 212992, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 212993, 221184, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 221185, 229376, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 229377, 237568, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 237569, 245760, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 245761, 251029, 928},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_BF16, 251030, 1073741824, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 829},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 837},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 851},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 835},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 849},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 832},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 845},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 850},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 4608, 865},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 4609, 5311, 862},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 846},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 11584, 863},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 11585, 14336, 866},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F16, 14337, 16384, 847},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 23169, 864},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 23170, 24576, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 27553, 864},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 27554, 32768, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 57344, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 57345, 114688, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 114689, 125514, 924},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F16, 125515, 136874, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 136875, 139264, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 139265, 147456, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 155648, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 155649, 163840, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 163841, 172032, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 172033, 180224, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 180225, 221184, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 221185, 229376, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 229377, 237568, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 237569, 245760, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 245761, 253952, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 253953, 1073741824, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 869},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 877},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 891},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 511, 875},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 512, 755, 889},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 756, 1023, 872},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1024, 1511, 885},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1512, 2048, 873},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 886},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 5888, 903},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 5889, 8192, 887},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12097, 904},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12098, 12288, 941},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 12633, 904},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12634, 16384, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 941},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 25267, 925},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 25268, 28672, 941},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 57344, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 57345, 65536, 926},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 65537, 122880, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 122881, 131071, 932},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131072, 1073741824, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 256, 945},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 489, 953},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 490, 512, 955},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1024, 951},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 2048, 947},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 948},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 8192, 949},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 9216, 1005},  /* softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 9217, 11264, 950},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 11265, 15872, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 15873, 16384, 950},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16385, 26385, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 26386, 28672, 987},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_BF16, 28673, 32768, 982},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 32769, 46340, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 46341, 65536, 993},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 65537, 98304, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 98305, 131072, 999},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 131073, 229376, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 229377, 262144, 1000},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 256, 957},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 965},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 1024, 963},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 2048, 959},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 960},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 8192, 961},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 9216, 1006},  /* softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F16, 9217, 11584, 962},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 11585, 16383, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 16384, 16384, 962},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 16385, 25267, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 25268, 28672, 989},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 28673, 32768, 984},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 32769, 46340, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 46341, 65536, 995},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 65537, 90112, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 90113, 115097, 1001},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 115098, 131072, 996},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 131073, 229376, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 229377, 262144, 1002},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 122, 969},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 123, 128, 970},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 129, 256, 977},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 257, 512, 975},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 513, 1024, 971},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 972},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 2895, 973},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2896, 3072, 1007},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3073, 4096, 973},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 5120, 1007},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 5121, 8192, 985},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 8193, 8554, 991},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 8555, 12288, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 12289, 16384, 991},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 16385, 19456, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 19457, 32768, 997},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 32769, 34816, 1007},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 34817, 35733, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 35734, 65536, 1003},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 65537, 106496, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 106497, 110217, 1004},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 110218, 110592, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 110593, 131072, 1004},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
-const int32_t kite_row_spans_len = 596;
+const int32_t kite_row_spans_len = 611;

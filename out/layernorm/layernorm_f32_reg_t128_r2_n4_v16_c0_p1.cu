@@ -2,8 +2,8 @@
 // params: access=v16 cache=0 cluster=1 dtype=f32 mode=reg nv=4 pipe=1 rows=2 threads=128
 #line 3 "templates/layernorm/layernorm.cu.tpl"
 // layernorm forward: y = (x - mean) * rstd * w + b, rstd = rsqrt(var + eps) with the variance about
-// the mean (not E[x^2] - mean^2, which cancels); b may be absent; mean and rstd (M floats each)
-// written when given.
+// the mean (not E[x^2] - mean^2, which cancels: streaming rows merge exact per-chunk moments); b may
+// be absent; mean and rstd (M floats each) written when given.
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -35,7 +35,8 @@ constexpr int kCtaThreads = kThreads * kRows;
 constexpr int kMinCtas = 4;            // CTAs per SM it is built for (registers, shared memory)
 constexpr int kPipe = 1;               // row blocks a CTA has in flight (> 1: persistent, prefetching)
 constexpr int kCacheChunks = 0;        // chunks the output pass rereads from shared memory
-constexpr bool kTwoPass = false;         // the op reads the row a second time for its output
+constexpr bool kTwoPass = true;         // the op reads the row a second time for its output
+constexpr int kWeightRows = 2;         // weight rows (w, b) kept in dynamic shared memory
 
 __device__ __forceinline__ float to_f32(elem_t v) { return v; }
 __device__ __forceinline__ elem_t from_f32(float v) { return v; }
@@ -103,7 +104,9 @@ struct __align__(kAccessBytes) raw_t { word_t w[kRawWords]; };
 constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
 constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
 constexpr int kCacheRaw = kCacheChunks * kNv * kThreads;
-constexpr int kDynSmem = (kCacheRaw + (kStaged ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
+constexpr int kWeightRaw = kNv * kCtaThreads;   // one weight row's slots, [access][thread]
+constexpr int kWeightOffset = kCacheRaw + (kStaged ? kPipe * kStageRaw : 0);
+constexpr int kDynSmem = (kWeightOffset + kWeightRows * kWeightRaw) * (int)sizeof(raw_t);
 static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
 
 
@@ -254,6 +257,9 @@ __device__ __forceinline__ void cache_get(int c, int t, raw_t (&r)[kNv])
 #pragma unroll
   for (int j = 0; j < kNv; ++j) r[j] = row_cache[(c * kNv + j) * kThreads + t];
 }
+
+// Weight row q's slots in dynamic shared memory, after the cache and stages.
+__device__ __forceinline__ raw_t *weight_slots(int q) { return row_cache + kWeightOffset + q * kWeightRaw; }
 
 __device__ __forceinline__ float fast_exp2(float x)
 {
@@ -543,20 +549,6 @@ __device__ __forceinline__ void cp_async_wait()
 // A row's mean and rstd.
 struct stats_t { float mean, rs; };
 
-// This thread's accesses of a chunk: sum of its elements (past n: 0 in the data).
-__device__ __forceinline__ float chunk_sum(const raw_t (&r)[kNv])
-{
-  float s = 0.f;
-#pragma unroll
-  for (int j = 0; j < kNv; ++j) {
-    float f[kVec];
-    raw_floats1(r[j], f);
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) s += f[e];
-  }
-  return s;
-}
-
 // Centres an access at element i on the mean (f -= mean, kept for y) and
 // returns s + the sum of the squares, its elements at or past n left out: a
 // test per element only in the row's last access.
@@ -574,37 +566,69 @@ __device__ __forceinline__ float access_squares(float *f, float mean, int i, int
   return s;
 }
 
-// Sum of (x - mean)^2 over this thread's elements of the chunk at base below n.
-__device__ __forceinline__ float chunk_squares(const raw_t (&r)[kNv], float mean, int base, int t, int n)
+// Count, mean and sum of squared deviations of some of a row's elements.
+// Merged pairwise (Chan, Golub and LeVeque), so a streaming row needs one pass
+// for its statistics, and nothing cancels however far the mean is from 0.
+struct moments_t { float n, mean, m2; };
+
+__device__ __forceinline__ moments_t moments_merge(const moments_t &a, const moments_t &b)
 {
-  float s = 0.f;
-#pragma unroll
-  for (int j = 0; j < kNv; ++j) {
-    float f[kVec];
-    raw_floats1(r[j], f);
-    s = access_squares(f, mean, access_index(base, j, t), n, s);
-  }
-  return s;
+  if (b.n == 0.f) return a;
+  const float n = a.n + b.n, d = b.mean - a.mean, wb = b.n / n;
+  return { n, fmaf(d, wb, a.mean), a.m2 + b.m2 + d * d * a.n * wb };
 }
 
-// y of x's access at element i from d = x - mean (w and b's accesses given; b absent: 0).
-__device__ __forceinline__ void access_y(float *d, const raw_t &w, const raw_t &b, bool has_b, float rs, int i,
-                                         int n, elem_t *y)
+// The moments of this thread's elements of the chunk at base below n (loaded
+// with 0 past n), from its registers: the mean, then the squares about it.
+__device__ __forceinline__ moments_t chunk_moments(const raw_t (&r)[kNv], int base, int t, int n)
+{
+  float f[kElems], s = 0.f, q = 0.f;
+  int count = 0;
+  raw_floats(r, f);
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) count += min(kVec, max(0, n - access_index(base, j, t)));
+  if (count == 0) return { 0.f, 0.f, 0.f };
+#pragma unroll
+  for (int e = 0; e < kElems; ++e) s += f[e];
+  const float mean = s / (float)count;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) q = access_squares(&f[j * kVec], mean, access_index(base, j, t), n, q);
+  return { (float)count, mean, q };
+}
+
+// y of x's access at element i from d = x - mean (w and b's accesses given;
+// b absent: zeros).
+__device__ __forceinline__ void access_y(float *d, const raw_t &w, const raw_t &b, float rs, int i, int n, elem_t *y)
 {
   float fw[kVec], fb[kVec];
   raw_floats1(w, fw);
   raw_floats1(b, fb);
 #pragma unroll
-  for (int e = 0; e < kVec; ++e) d[e] = fmaf(d[e] * rs, fw[e], has_b ? fb[e] : 0.f);
+  for (int e = 0; e < kVec; ++e) d[e] = fmaf(d[e] * rs, fw[e], fb[e]);
   store_floats(y, i, n, d);
 }
 
 struct row_t { raw_t x[kNv]; };
 struct red_t { float s[kRows][kRedSlots], q[kRows][kRedSlots]; };   // the sum's and the squares' slots
 
-// Resident variants keep w and b in shared memory, each thread its own
-// accesses' slots (no barrier needed), as rmsnorm's do.
-constexpr int kWSlots = kResident ? kNv * kCtaThreads : 1;
+// The row's mean and rstd from each thread's moments: the mean, then each
+// thread's squares moved to it (m2 + n d^2), summed.
+__device__ __forceinline__ stats_t row_stats(const moments_t &mo, red_t &red, int n, float eps)
+{
+  stats_t st;
+  st.mean = row_sum(mo.n * mo.mean, red.s) / (float)n;
+  const float d = mo.mean - st.mean;
+  st.rs = rsqrtf(row_sum(fmaf(mo.n * d, d, mo.m2), red.q) / (float)n + eps);
+  return st;
+}
+
+// mean and rstd of a live row, by its first thread, when asked for.
+__device__ __forceinline__ void store_stats(const kite_row_args &a, const place_t &p, const stats_t &st)
+{
+  if (!p.live || p.t != 0) return;
+  if (a.mean) a.mean[p.row] = st.mean;
+  if (a.rstd) a.rstd[p.row] = st.rs;
+}
 
 // This thread's accesses of w (or b) into its shared-memory slots, without
 // registers: cp.async, zero-filled past n.  Read after cp_async_wait().
@@ -622,10 +646,12 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
 {
   __shared__ red_t red[2];
   const int n = (int)a.N;
-  const bool has_b = a.b != nullptr;
   const elem_t *w = static_cast<const elem_t *>(a.w), *b = static_cast<const elem_t *>(a.b);
   if constexpr (kResident) {
-    __shared__ raw_t w_s[kWSlots], b_s[kWSlots];
+    // w and b in shared memory, each thread its own accesses' slots (no
+    // barrier needed), as rmsnorm's do; dynamic, as 512 threads of 4
+    // accesses need 64 KB
+    raw_t *const w_s = weight_slots(0), *const b_s = weight_slots(1);
     bool wb_copied = false;   // w and b are copied once per CTA, after its first row's loads are
                               // issued: their L2 latency then hides under x's
     pipeline_rows<row_t>(a, [&](place_t p) {
@@ -633,7 +659,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
       if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, r.x, 0.f);
       if (!wb_copied) {
         copy_slots(w, p.t, n, w_s);
-        if (has_b) copy_slots(b, p.t, n, b_s);
+        if (b) copy_slots(b, p.t, n, b_s);
         else {
 #pragma unroll
           for (int j = 0; j < kNv; ++j) b_s[j * kCtaThreads + threadIdx.x] = splat(0.f);
@@ -653,16 +679,13 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
 #pragma unroll
       for (int j = 0; j < kNv; ++j) q = access_squares(&f[j * kVec], st.mean, access_index(0, j, p.t), n, q);
       st.rs = rsqrtf(row_sum(q, red[k].q) / (float)n + a.eps);
-      if (p.live && p.t == 0) {
-        if (a.mean) a.mean[p.row] = st.mean;
-        if (a.rstd) a.rstd[p.row] = st.rs;
-      }
       elem_t *y = row_out(a.y, a.ldy, p);
       const int m = p.live ? n : 0;   // dead rows store nothing
 #pragma unroll
       for (int j = 0; j < kNv; ++j)
-        access_y(&f[j * kVec], w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], has_b, st.rs,
+        access_y(&f[j * kVec], w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], st.rs,
                  access_index(0, j, p.t), m, y);
+      store_stats(a, p, st);   // after y: fewer registers live across its stores
     });
     return;
   }
@@ -671,27 +694,18 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
     elem_t *y = row_out(a.y, a.ldy, p);
     const int m = p.live ? n : 0;
     raw_t r[kNv], rw[kNv], rb[kNv] = {};
-    float s = 0.f, q = 0.f;
-    for (int c = 0; c * kChunk < m; ++c) {
-      load_chunk(x, c * kChunk, p.t, m, r);
-      s += chunk_sum(r);
+    moments_t mo = { 0.f, 0.f, 0.f };
+    for (int c = 0; c * kChunk < m; ++c) {   // one pass for the statistics, the first chunks kept
+      load_first(x, c, p, m, r);
+      mo = moments_merge(mo, chunk_moments(r, c * kChunk, p.t, m));
     }
-    stats_t st;
-    st.mean = row_sum(s, red[0].s) / (float)n;
-    for (int c = 0; c * kChunk < m; ++c) {   // the squares about the mean: x again, mostly from L2
-      load_chunk(x, c * kChunk, p.t, m, r);
-      q += chunk_squares(r, st.mean, c * kChunk, p.t, m);
-    }
-    st.rs = rsqrtf(row_sum(q, red[0].q) / (float)n + a.eps);
-    if (p.live && p.t == 0) {
-      if (a.mean) a.mean[p.row] = st.mean;
-      if (a.rstd) a.rstd[p.row] = st.rs;
-    }
+    const stats_t st = row_stats(mo, red[0], n, a.eps);
+    store_stats(a, p, st);
     // each thread reads its elements of x before it writes them: y may be x itself
     for (int c = 0; c * kChunk < m; ++c) {
-      load_chunk(x, c * kChunk, p.t, m, r);
+      load_again(x, c, p, m, r);
       load_chunk(w, c * kChunk, p.t, m, rw);
-      if (has_b) load_chunk(b, c * kChunk, p.t, m, rb);
+      if (b) load_chunk(b, c * kChunk, p.t, m, rb);
 #pragma unroll
       for (int j = 0; j < kNv; ++j) {
         const int i = access_index(c * kChunk, j, p.t);
@@ -700,7 +714,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
         raw_floats1(r[j], d);
 #pragma unroll
         for (int e = 0; e < kVec; ++e) d[e] -= st.mean;
-        access_y(d, rw[j], rb[j], has_b, st.rs, i, m, y);
+        access_y(d, rw[j], rb[j], st.rs, i, m, y);
       }
     }
   });

@@ -37,6 +37,7 @@ constexpr int kMinCtas = 3;            // CTAs per SM it is built for (registers
 constexpr int kPipe = 1;               // row blocks a CTA has in flight (> 1: persistent, prefetching)
 constexpr int kCacheChunks = 0;        // chunks the output pass rereads from shared memory
 constexpr bool kTwoPass = false;         // the op reads the row a second time for its output
+constexpr int kWeightRows = 0;         // weight rows (w, b) kept in dynamic shared memory
 
 __device__ __forceinline__ float to_f32(elem_t v) { return __half2float(v); }
 __device__ __forceinline__ elem_t from_f32(float v) { return __float2half_rn(v); }
@@ -104,7 +105,9 @@ struct __align__(kAccessBytes) raw_t { word_t w[kRawWords]; };
 constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
 constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
 constexpr int kCacheRaw = kCacheChunks * kNv * kThreads;
-constexpr int kDynSmem = (kCacheRaw + (kStaged ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
+constexpr int kWeightRaw = kNv * kCtaThreads;   // one weight row's slots, [access][thread]
+constexpr int kWeightOffset = kCacheRaw + (kStaged ? kPipe * kStageRaw : 0);
+constexpr int kDynSmem = (kWeightOffset + kWeightRows * kWeightRaw) * (int)sizeof(raw_t);
 static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
 
 
@@ -255,6 +258,9 @@ __device__ __forceinline__ void cache_get(int c, int t, raw_t (&r)[kNv])
 #pragma unroll
   for (int j = 0; j < kNv; ++j) r[j] = row_cache[(c * kNv + j) * kThreads + t];
 }
+
+// Weight row q's slots in dynamic shared memory, after the cache and stages.
+__device__ __forceinline__ raw_t *weight_slots(int q) { return row_cache + kWeightOffset + q * kWeightRaw; }
 
 __device__ __forceinline__ float fast_exp2(float x)
 {
@@ -638,7 +644,7 @@ __device__ __forceinline__ void partial_accum(float *row, int i, int n, bool fir
   partial_store(row, i, n, f);
 }
 
-// Resident rows keep their sums in dynamic shared memory, a float per
+// Resident rows keep their sums in dynamic shared memory (after kDynSmem), a float per
 // element a thread holds and sum, [sum][access][thread][element]: a thread's
 // sums of an access side by side (16-byte shared loads), registers free for
 // the rows.
@@ -647,7 +653,7 @@ constexpr int kAccBytes = kResident ? kSums * kElems * kCtaThreads * (int)sizeof
 // This thread's kVec values of sum q for its access j.
 __device__ __forceinline__ float *acc_at(int q, int j, int thread = threadIdx.x)
 {
-  return reinterpret_cast<float *>(row_cache) + ((q * kNv + j) * kCtaThreads + thread) * kVec;
+  return reinterpret_cast<float *>(row_cache + kDynSmem / sizeof(raw_t)) + ((q * kNv + j) * kCtaThreads + thread) * kVec;
 }
 
 __device__ __forceinline__ void acc_zero(float *s)

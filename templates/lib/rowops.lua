@@ -84,20 +84,27 @@ function M.staged(p) return p.mode == "bulk" or p.mode == "stream" end
 -- Modes that hold one chunk per row (the whole row).
 function M.resident(p) return p.mode == "reg" or p.mode == "bulk" end
 
--- Dynamic shared memory: the row cache of a streaming variant, and the
--- stages of a staged one (pipe stages of `rows` rows, one chunk each).
-function M.smem(p)
-  local cache = p.cache * p.threads * p.nv * 16
-  if not M.staged(p) then return cache end
-  return cache + p.pipe * p.rows * M.chunk(p) * dtypes[p.dtype].size
+-- Shared memory of the weight rows a resident variant keeps (opts.shared_w:
+-- the number of such rows, w and b for layernorm), one slot per access.
+function M.weight_smem(p, opts)
+  if not (opts.shared_w and M.resident(p)) then return 0 end
+  return p.nv * p.threads * p.rows * 16 * opts.shared_w
 end
 
--- Static shared memory a resident variant declares, bounded from above: the
--- reduction scratch and barriers (1 KB), and w's slots when the op keeps it
--- there (opts.shared_w: the number of such shared rows, w and b for layernorm).
+-- Dynamic shared memory: the row cache of a streaming variant, the stages of
+-- a staged one (pipe stages of `rows` rows, one chunk each), and the weight
+-- rows of an op that keeps them there (opts.dynamic_w).
+function M.smem(p, opts)
+  local bytes = p.cache * p.threads * p.nv * 16
+  if M.staged(p) then bytes = bytes + p.pipe * p.rows * M.chunk(p) * dtypes[p.dtype].size end
+  if opts and opts.dynamic_w then bytes = bytes + M.weight_smem(p, opts) end
+  return bytes
+end
+
+-- Static shared memory a variant declares, bounded from above: the reduction
+-- scratch and barriers (1 KB), and the weight rows unless they are dynamic.
 function M.static_smem(p, opts)
-  local w = (opts.shared_w and M.resident(p)) and p.nv * p.threads * p.rows * 16 * opts.shared_w or 0
-  return 1024 + w
+  return 1024 + (opts.dynamic_w and 0 or M.weight_smem(p, opts))
 end
 
 M.SM_SMEM = 228 * 1024       -- shared memory of one SM, 1 KB of it reserved per CTA
@@ -108,7 +115,7 @@ function M.min_ctas(p, opts)
   local cta = p.threads * p.rows
   local by_threads = math.max(1, M.occupancy(p, opts) // cta)
   if not M.staged(p) then return by_threads end
-  return math.min(by_threads, M.SM_SMEM // (M.smem(p) + M.static_smem(p, opts) + 1024))
+  return math.min(by_threads, M.SM_SMEM // (M.smem(p, opts) + M.static_smem(p, opts) + 1024))
 end
 
 -- What each row op needs of the space: two_pass when it writes an output row
@@ -117,7 +124,8 @@ end
 -- threads per SM (cross-entropy's target fetch needs the registers of the
 -- 1024-thread budget) and cluster_occupancy that of its cluster rows,
 -- shared_w = the weight rows (w, or w and b) resident variants keep in
--- shared memory, bulk_first = the chunk sizes (from, to) where bulk rows of 4
+-- shared memory (statically; dynamic_w: in dynamic shared memory, past the
+-- 48 KB a kernel may declare), bulk_first = the chunk sizes (from, to) where bulk rows of 4
 -- accesses and `pipe` stages are ranked before register rows, cluster_first
 -- when cluster rows are ranked before streaming ones; modes (default all),
 -- nv_max (accesses of a register row), threads_max, pipe_max and no_cluster limit the
@@ -143,12 +151,13 @@ M.OPS = {
   -- accesses per operand, or streaming (the second pass from h or x + res)
   rmsnorm_res = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
                   modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
-  -- one row, w and b shared: register rows and cluster rows (mean, then the
-  -- variance about it, from the registers: x as floats, which spill in a
-  -- cluster row at 64 registers) or streaming in three passes (sum, squares
-  -- about the mean, output)
-  layernorm = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 2, bulk_first = {},
-                modes = { reg = true, loop = true }, pipe_max = 1, cluster_occupancy = 512 },
+  -- one row, w and b shared (64 KB at 512 threads of 4 accesses: dynamic):
+  -- register rows and cluster rows (mean, then the variance about it, from
+  -- the registers: x as floats, which spill in a cluster row at 64
+  -- registers) or streaming in two passes (each chunk's moments merged into
+  -- the thread's, then the output from the row cache or L2)
+  layernorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 2, dynamic_w = true,
+                bulk_first = {}, modes = { reg = true, loop = true }, pipe_max = 1, cluster_occupancy = 512 },
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
   -- partial row (partials: the partial rows per CTA, a persistent grid,
   -- launched by partials_launcher)
@@ -216,7 +225,7 @@ end
 function M.valid(p, opts)
   if not op_allows(p, opts) then return false, "not in this op's space" end
   if p.cluster > 1 and not cluster_ok(p) then return false, "clusters: resident rows of 4 accesses only" end
-  if M.smem(p) + M.acc_smem(p, opts) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
+  if M.smem(p, opts) + M.acc_smem(p, opts) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   if M.static_smem(p, opts) > M.STATIC_SMEM_LIMIT then return false, "static shared memory" end
   local cta = p.threads * p.rows
   local small = cta == M.SMALL_CTA and p.mode == "reg" and p.pipe == 1
@@ -363,8 +372,10 @@ constexpr int kMinCtas = %d;            // CTAs per SM it is built for (register
 constexpr int kPipe = %d;               // row blocks a CTA has in flight (> 1: persistent, prefetching)
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
 constexpr bool kTwoPass = %s;         // the op reads the row a second time for its output
+constexpr int kWeightRows = %d;         // weight rows (w, b) kept in dynamic shared memory
 ]], d.ctype, p.threads, p.cluster, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
-    M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass)))
+    M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass),
+    (opts.dynamic_w and M.resident(p)) and opts.shared_w or 0))
   add(d.convert())
   add(d.words())
   add(ptx.helpers({ "SMEM", "CLUSTER" }))
@@ -584,7 +595,7 @@ __device__ __forceinline__ void partial_accum(float *row, int i, int n, bool fir
   partial_store(row, i, n, f);
 }
 
-// Resident rows keep their sums in dynamic shared memory, a float per
+// Resident rows keep their sums in dynamic shared memory (after kDynSmem), a float per
 // element a thread holds and sum, [sum][access][thread][element]: a thread's
 // sums of an access side by side (16-byte shared loads), registers free for
 // the rows.
@@ -593,7 +604,7 @@ constexpr int kAccBytes = kResident ? kSums * kElems * kCtaThreads * (int)sizeof
 // This thread's kVec values of sum q for its access j.
 __device__ __forceinline__ float *acc_at(int q, int j, int thread = threadIdx.x)
 {
-  return reinterpret_cast<float *>(row_cache) + ((q * kNv + j) * kCtaThreads + thread) * kVec;
+  return reinterpret_cast<float *>(row_cache + kDynSmem / sizeof(raw_t)) + ((q * kNv + j) * kCtaThreads + thread) * kVec;
 }
 
 __device__ __forceinline__ void acc_zero(float *s)
@@ -675,7 +686,9 @@ struct __align__(kAccessBytes) raw_t { word_t w[kRawWords]; };
 constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
 constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
 constexpr int kCacheRaw = kCacheChunks * kNv * kThreads;
-constexpr int kDynSmem = (kCacheRaw + (kStaged ? kPipe * kStageRaw : 0)) * (int)sizeof(raw_t);
+constexpr int kWeightRaw = kNv * kCtaThreads;   // one weight row's slots, [access][thread]
+constexpr int kWeightOffset = kCacheRaw + (kStaged ? kPipe * kStageRaw : 0);
+constexpr int kDynSmem = (kWeightOffset + kWeightRows * kWeightRaw) * (int)sizeof(raw_t);
 static_assert(kCacheChunks == 0 || kRows == 1, "the row cache holds one row");
 
 
@@ -826,6 +839,9 @@ __device__ __forceinline__ void cache_get(int c, int t, raw_t (&r)[kNv])
 #pragma unroll
   for (int j = 0; j < kNv; ++j) r[j] = row_cache[(c * kNv + j) * kThreads + t];
 }
+
+// Weight row q's slots in dynamic shared memory, after the cache and stages.
+__device__ __forceinline__ raw_t *weight_slots(int q) { return row_cache + kWeightOffset + q * kWeightRaw; }
 
 __device__ __forceinline__ float fast_exp2(float x)
 {
