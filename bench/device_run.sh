@@ -828,8 +828,10 @@ ca11() {
   left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
   local t0=$(date +%s) dt c
   for dt in bf16 f16 f32; do
-    CK_RUN_CASE=variants KITE_TEST_ONLY="layernorm_${dt}_*" timeout ${KITE_TEST_S:-150} build/test_norm \
-      >"/tmp/c11.$dt.log" 2>&1 &
+    for m in reg loop; do
+      CK_RUN_CASE=variants KITE_TEST_ONLY="layernorm_${dt}_${m}_*" timeout ${KITE_TEST_S:-150} build/test_norm \
+        >"/tmp/c11.$dt.$m.log" 2>&1 &
+    done
   done
   for c in ln_entry ln_invalid; do CK_RUN_CASE=$c timeout ${KITE_TEST_S:-150} build/test_norm >"/tmp/c11.$c.log" 2>&1 & done
   ls build/obj/layernorm/*.o >/tmp/new_objs.txt

@@ -2600,42 +2600,71 @@ const struct kite_rule kite_rules[] = {
   {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1004, 568.912f},
   {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 980, 954.288f},
   {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 980, 1256.128f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 387, 394.000f},
-  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 387, 202.288f},
-  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 387, 94.448f},
-  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 395, 79.824f},
-  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 403, 73.328f},
-  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 401, 88.208f},
-  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 401, 74.096f},
-  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 398, 88.192f},
-  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 398, 76.240f},
-  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 399, 92.160f},
-  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 399, 80.128f},
-  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 406, 399.296f},
-  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 406, 205.328f},
-  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 406, 99.008f},
-  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 414, 78.528f},
-  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 422, 72.192f},
-  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 420, 84.512f},
-  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 420, 73.488f},
-  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 417, 84.896f},
-  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 417, 75.696f},
-  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 418, 89.408f},
-  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 418, 79.152f},
-  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 425, 306.192f},
-  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 425, 162.160f},
-  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 433, 141.616f},
-  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 441, 132.608f},
-  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 439, 133.136f},
-  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 436, 149.392f},
-  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 436, 135.488f},
-  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 473, 160.928f},
-  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 437, 142.592f},
-  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 473, 162.992f},
-  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 473, 181.056f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 466, 256.912f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 387, 382.128f},
+  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 387, 196.512f},
+  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 387, 93.552f},
+  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 395, 75.600f},
+  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 403, 74.064f},
+  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 401, 88.400f},
+  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 401, 74.144f},
+  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 398, 85.808f},
+  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 398, 73.488f},
+  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 399, 89.312f},
+  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 399, 74.176f},
+  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 400, 98.192f},
+  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 400, 83.744f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 468, 95.856f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 468, 93.872f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 468, 94.976f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 468, 93.904f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 468, 150.832f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 468, 205.088f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 468, 313.024f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 468, 408.352f},
+  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 406, 373.360f},
+  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 406, 191.936f},
+  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 406, 92.320f},
+  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 414, 75.248f},
+  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 422, 72.512f},
+  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 420, 81.488f},
+  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 420, 72.064f},
+  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 417, 81.040f},
+  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 417, 71.568f},
+  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 418, 84.672f},
+  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 418, 73.872f},
+  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 419, 93.184f},
+  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 419, 79.152f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 469, 94.224f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 469, 93.056f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 469, 94.240f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 469, 92.896f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 469, 150.496f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 469, 204.944f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 469, 312.416f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 469, 407.792f},
+  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 425, 287.936f},
+  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 425, 150.224f},
+  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 433, 132.704f},
+  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 441, 132.752f},
+  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 439, 132.912f},
+  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 436, 142.464f},
+  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 436, 132.624f},
+  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 437, 147.552f},
+  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 437, 133.600f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 438, 166.272f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 438, 144.704f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 470, 165.120f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 470, 164.160f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 470, 168.752f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 470, 171.040f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 470, 202.192f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 470, 206.192f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 470, 312.288f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 470, 415.504f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 470, 617.776f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 470, 817.184f},
 };
-const int32_t kite_rules_len = 610;
+const int32_t kite_rules_len = 639;
 
 /* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
@@ -2895,47 +2924,26 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm", KITE_BF16, 1025, 2048, 401},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 2049, 4096, 398},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 4097, 8192, 399},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 8193, 12288, 471},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_BF16, 12289, 16384, 444},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 16385, 23552, 471},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_BF16, 23553, 32768, 450},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_BF16, 32769, 40960, 471},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_BF16, 40961, 65536, 456},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_BF16, 65537, 86016, 471},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_BF16, 86017, 131072, 462},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_BF16, 131073, 1073741824, 471},  /* layernorm_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_BF16, 8193, 16384, 400},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 16385, 1073741824, 468},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F16, 1, 256, 406},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F16, 257, 512, 414},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F16, 513, 1024, 422},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 1025, 2048, 420},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 2049, 4096, 417},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 4097, 8192, 418},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 8193, 12288, 472},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F16, 12289, 16384, 446},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F16, 16385, 23552, 472},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F16, 23553, 32768, 452},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F16, 32769, 40692, 472},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F16, 40693, 65536, 458},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F16, 65537, 88751, 472},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F16, 88752, 131072, 464},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F16, 131073, 1073741824, 472},  /* layernorm_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F16, 8193, 16384, 419},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 16385, 1073741824, 469},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F32, 1, 128, 425},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F32, 129, 256, 433},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F32, 257, 512, 441},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
   {"layernorm", KITE_F32, 513, 1024, 439},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_F32, 1025, 2048, 436},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 2049, 3071, 437},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 3072, 3072, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 3073, 4096, 437},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4097, 7168, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 7169, 8191, 448},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 8192, 11584, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 11585, 16384, 454},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 16385, 22528, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 22529, 32768, 460},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F32, 32769, 51200, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 51201, 65536, 466},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 65537, 1073741824, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 2049, 4096, 437},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4097, 5120, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 5121, 8192, 438},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 8193, 10240, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 10241, 1073741824, 470},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm_bwd", KITE_BF16, 1, 256, 475},  /* layernorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 257, 512, 481},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 513, 1024, 479},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
@@ -3282,4 +3290,4 @@ const struct kite_row_span kite_row_spans[] = {
   {"softmax_bwd", KITE_F32, 110593, 131072, 1004},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"softmax_bwd", KITE_F32, 131073, 1073741824, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
-const int32_t kite_row_spans_len = 611;
+const int32_t kite_row_spans_len = 590;

@@ -35,6 +35,12 @@ constexpr int kPipe = 4;               // row blocks a CTA has in flight (> 1: p
 constexpr int kCacheChunks = 0;        // chunks the output pass rereads from shared memory
 constexpr bool kTwoPass = false;         // the op reads the row a second time for its output
 constexpr int kWeightRows = 0;         // weight rows (w, b) kept in dynamic shared memory
+// A grid of as many CTAs as fit the GPU at once, each walking row blocks:
+// when it prefetches, and when it copies weight rows into shared memory, so
+// that it does so once, not once per row block (w and b are twice a row's
+// bytes).  Not for cluster rows that copy them: how many clusters fit at once
+// is not sms * kMinCtas / kCluster.
+constexpr bool kPersistent = kPipe > 1 || (kWeightRows > 0 && kCluster == 1);
 
 __device__ __forceinline__ float to_f32(elem_t v) { return __bfloat162float(v); }
 __device__ __forceinline__ elem_t from_f32(float v) { return __float2bfloat16_rn(v); }
@@ -725,7 +731,7 @@ extern "C" cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p4(const
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
   int64_t limit = kMaxGrid / kCluster;
-  if (kPipe > 1) {   // persistent: as many CTAs as fit the GPU at once
+  if (kPersistent) {
     int sms;
     const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;

@@ -35,6 +35,12 @@ constexpr int kPipe = 1;               // row blocks a CTA has in flight (> 1: p
 constexpr int kCacheChunks = 0;        // chunks the output pass rereads from shared memory
 constexpr bool kTwoPass = false;         // the op reads the row a second time for its output
 constexpr int kWeightRows = 0;         // weight rows (w, b) kept in dynamic shared memory
+// A grid of as many CTAs as fit the GPU at once, each walking row blocks:
+// when it prefetches, and when it copies weight rows into shared memory, so
+// that it does so once, not once per row block (w and b are twice a row's
+// bytes).  Not for cluster rows that copy them: how many clusters fit at once
+// is not sms * kMinCtas / kCluster.
+constexpr bool kPersistent = kPipe > 1 || (kWeightRows > 0 && kCluster == 1);
 
 __device__ __forceinline__ float to_f32(elem_t v) { return __half2float(v); }
 __device__ __forceinline__ elem_t from_f32(float v) { return __float2half_rn(v); }
@@ -464,7 +470,7 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   const int64_t blocks = (M + kRows - 1) / kRows;
   int64_t b = first_block();
   if (b >= blocks) return;
-  if constexpr (kPipe == 1) {   // one row block per CTA (cluster), grid-strided only past the grid limit
+  if constexpr (kPipe == 1) {   // one row block at a time, grid-strided (a persistent grid, or past the limit)
     // a cluster's CTAs write into each other's shared memory only once all
     // have started: they arrive now and wait once their first row's loads are out
     if constexpr (kCluster > 1) cluster_arrive_relaxed();
@@ -638,7 +644,7 @@ extern "C" cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8(cons
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
   int64_t limit = kMaxGrid / kCluster;
-  if (kPipe > 1) {   // persistent: as many CTAs as fit the GPU at once
+  if (kPersistent) {
     int sms;
     const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;

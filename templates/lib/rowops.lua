@@ -114,8 +114,7 @@ M.STAGED_THREADS = 1024      -- threads per SM a staged variant aims at (64 regi
 function M.min_ctas(p, opts)
   local cta = p.threads * p.rows
   local by_threads = math.max(1, M.occupancy(p, opts) // cta)
-  if not M.staged(p) then return by_threads end
-  return math.min(by_threads, M.SM_SMEM // (M.smem(p, opts) + M.static_smem(p, opts) + 1024))
+  return math.min(by_threads, M.SM_SMEM // (M.smem(p, opts) + M.static_smem(p, opts) + M.acc_smem(p, opts) + 1024))
 end
 
 -- What each row op needs of the space: two_pass when it writes an output row
@@ -373,6 +372,12 @@ constexpr int kPipe = %d;               // row blocks a CTA has in flight (> 1: 
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
 constexpr bool kTwoPass = %s;         // the op reads the row a second time for its output
 constexpr int kWeightRows = %d;         // weight rows (w, b) kept in dynamic shared memory
+// A grid of as many CTAs as fit the GPU at once, each walking row blocks:
+// when it prefetches, and when it copies weight rows into shared memory, so
+// that it does so once, not once per row block (w and b are twice a row's
+// bytes).  Not for cluster rows that copy them: how many clusters fit at once
+// is not sms * kMinCtas / kCluster.
+constexpr bool kPersistent = kPipe > 1 || (kWeightRows > 0 && kCluster == 1);
 ]], d.ctype, p.threads, p.cluster, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
     M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass),
     (opts.dynamic_w and M.resident(p)) and opts.shared_w or 0))
@@ -405,7 +410,7 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
   int64_t limit = kMaxGrid / kCluster;
-  if (kPipe > 1) {   // persistent: as many CTAs as fit the GPU at once
+  if (kPersistent) {
     int sms;
     const cudaError_t e = kite__device_sms(&sms);
     if (e != cudaSuccess) return e;
@@ -1023,7 +1028,7 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   const int64_t blocks = (M + kRows - 1) / kRows;
   int64_t b = first_block();
   if (b >= blocks) return;
-  if constexpr (kPipe == 1) {   // one row block per CTA (cluster), grid-strided only past the grid limit
+  if constexpr (kPipe == 1) {   // one row block at a time, grid-strided (a persistent grid, or past the limit)
     // a cluster's CTAs write into each other's shared memory only once all
     // have started: they arrive now and wait once their first row's loads are out
     if constexpr (kCluster > 1) cluster_arrive_relaxed();
