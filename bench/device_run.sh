@@ -53,10 +53,10 @@
 #                                            the table, torch.compile, ncu
 #   bash bench/device_run.sh probe11         ncu and SASS of layernorm's slow rows beside rmsnorm's; the
 #                                            partial-sum ops retuned on 1024 rows, torch.compile
-#   bash bench/device_run.sh ca11            layernorm's forward: tested (KITE_TEST_S seconds a process,
-#                                            150), tuned, torch.compile; with KITE_ONLY='layernorm_[bf][f13]*'
-#                                            exported it builds layernorm alone (about 20 s);
-#                                            KITE_VS_OPS: the ops against torch.compile
+#   bash bench/device_run.sh ln12            layernorm and layernorm_bwd: every variant and case tested
+#                                            (KITE_TEST_S seconds a process, 150), SASS, tuned
+#                                            (KITE_TUNE_OPS), torch.compile (KITE_VS_OPS); with
+#                                            KITE_ONLY='layernorm*' exported it builds those alone
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -824,29 +824,33 @@ probe11() {
 # Session 11, last call: layernorm's w and b copied through L1 (cp.async.ca):
 # its variants tested, SASS, its tune into the table, torch.compile beside
 # rmsnorm in the same run (summary.txt in $OUT).
-ca11() {
+ln12() {
   left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
-  local t0=$(date +%s) dt c
+  local t0=$(date +%s) dt m c op
   for dt in bf16 f16 f32; do
     for m in reg loop; do
       CK_RUN_CASE=variants KITE_TEST_ONLY="layernorm_${dt}_${m}_*" timeout ${KITE_TEST_S:-150} build/test_norm \
-        >"/tmp/c11.$dt.$m.log" 2>&1 &
+        >"/tmp/c12.$dt.$m.log" 2>&1 &
     done
+    CK_RUN_CASE=variants KITE_TEST_ONLY="layernorm_bwd_${dt}_*" timeout ${KITE_TEST_S:-150} build/test_norm \
+      >"/tmp/c12.b.$dt.log" 2>&1 &
   done
-  for c in ln_entry ln_invalid; do CK_RUN_CASE=$c timeout ${KITE_TEST_S:-150} build/test_norm >"/tmp/c11.$c.log" 2>&1 & done
-  ls build/obj/layernorm/*.o >/tmp/new_objs.txt
+  for c in ln_entry ln_invalid lnb_entry lnb_diff lnb_invalid; do
+    CK_RUN_CASE=$c timeout ${KITE_TEST_S:-150} build/test_norm >"/tmp/c12.$c.log" 2>&1 &
+  done
+  ls build/obj/layernorm*/*.o >/tmp/new_objs.txt
   xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' \
     </tmp/new_objs.txt >/tmp/new_ldl.txt
   wait
-  cat /tmp/c11.*.log >"$OUT/tests.log"
+  cat /tmp/c12.*.log >"$OUT/tests.log"
   { echo "tests: $(( $(date +%s) - t0 )) s ($(left) s left)"
     grep -E "^[0-9]+%: Checks" "$OUT/tests.log" | awk '{ c += $3; x += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, x, e }'
+    echo "variants run: $(grep -c 'shapes, worst' "$OUT/tests.log") of $(grep -c '^layernorm' out/manifest.tsv)"
     grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8
     echo "objects with LDL/STL in SASS: $(wc -l </tmp/new_ldl.txt) of $(wc -l </tmp/new_objs.txt)"; } | tee -a "$OUT/summary.txt"
-  tune_merge layernorm
+  tune_merge ${KITE_TUNE_OPS:-layernorm layernorm_bwd}
   rm -f "$OUT"/tune.*.tsv
-  awk -F'\t' '$1 == "layernorm" && $2 == "bf16" && $5 == 1024' "$OUT/h200.times.tsv" | sort -t$'\t' -k8 -g | head -6 | tee -a "$OUT/summary.txt"
-  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op ${KITE_VS_OPS:-layernorm,rmsnorm} \
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op ${KITE_VS_OPS:-layernorm,layernorm_bwd} \
     --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|rmsnorm|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -30; } | tee -a "$OUT/summary.txt"
 }
@@ -891,6 +895,6 @@ case $stage in
   final10) final10 ;;
   ln11) ln11 ;;
   probe11) probe11 ;;
-  ca11) ca11 ;;
+  ln12) ln12 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

@@ -310,6 +310,19 @@ __device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int 
 
 struct op_sum { __device__ float operator()(float a, float b) const { return a + b; } };
 struct op_max { __device__ float operator()(float a, float b) const { return fmaxf(a, b); } };
+struct op_sum2 {   // two sums reduced together: one barrier for both
+  __device__ float2 operator()(float2 a, float2 b) const { return make_float2(a.x + b.x, a.y + b.y); }
+};
+
+// What row_reduce moves of a float or a float2: a lane's value, a peer CTA's slot.
+__device__ __forceinline__ float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ float2 shfl_xor(float2 v, int o) { return make_float2(shfl_xor(v.x, o), shfl_xor(v.y, o)); }
+__device__ __forceinline__ void st_peer(float *slot, uint32_t cta, float v) { st_peer_f32(slot, cta, v); }
+__device__ __forceinline__ void st_peer(float2 *slot, uint32_t cta, float2 v)
+{
+  st_peer_f32(&slot->x, cta, v.x);
+  st_peer_f32(&slot->y, cta, v.y);
+}
 
 // A row-wide reduction: warp shuffles, then the row's warps through shared
 // memory (red: kRedSlots per row, a slot per warp), then, for a row split
@@ -320,11 +333,11 @@ struct op_max { __device__ float operator()(float a, float b) const { return fma
 // spans warps (CTAs): it holds a CTA (cluster) barrier.  A cluster's slots
 // are rewritten two reductions later, after the barrier of the one between,
 // which no CTA passes before every CTA has read them.
-template <typename Op>
-__device__ __forceinline__ float row_reduce(float v, float (*red)[kRedSlots], Op op)
+template <typename T, typename Op>
+__device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
 {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = 16; o > 0; o >>= 1) v = op(v, shfl_xor(v, o));
   if constexpr (kWarps == 1 && kCluster == 1) return v;
   const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
   if constexpr (kWarps > 1) {
@@ -335,7 +348,7 @@ __device__ __forceinline__ float row_reduce(float v, float (*red)[kRedSlots], Op
     for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
   }
   if constexpr (kCluster > 1) {
-    if (threadIdx.x < kCluster) st_peer_f32(&red[r][kWarps + cluster_rank()], threadIdx.x, v);
+    if (threadIdx.x < kCluster) st_peer(&red[r][kWarps + cluster_rank()], threadIdx.x, v);
     cluster_sync();
     v = red[r][kWarps];
 #pragma unroll
@@ -346,6 +359,7 @@ __device__ __forceinline__ float row_reduce(float v, float (*red)[kRedSlots], Op
 
 __device__ __forceinline__ float row_sum(float v, float (*red)[kRedSlots]) { return row_reduce(v, red, op_sum{}); }
 __device__ __forceinline__ float row_max(float v, float (*red)[kRedSlots]) { return row_reduce(v, red, op_max{}); }
+__device__ __forceinline__ float2 row_sum2(float2 v, float2 (*red)[kRedSlots]) { return row_reduce(v, red, op_sum2{}); }
 
 // *slot = v in the CTA holding the row's first thread (rank 0 of a cluster),
 // visible to it after the row's next reduction.

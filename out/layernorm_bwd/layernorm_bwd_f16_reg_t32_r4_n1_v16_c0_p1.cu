@@ -311,6 +311,19 @@ __device__ __forceinline__ ms_t chunk_stats(ms_t st, const raw_t (&r)[kNv], int 
 
 struct op_sum { __device__ float operator()(float a, float b) const { return a + b; } };
 struct op_max { __device__ float operator()(float a, float b) const { return fmaxf(a, b); } };
+struct op_sum2 {   // two sums reduced together: one barrier for both
+  __device__ float2 operator()(float2 a, float2 b) const { return make_float2(a.x + b.x, a.y + b.y); }
+};
+
+// What row_reduce moves of a float or a float2: a lane's value, a peer CTA's slot.
+__device__ __forceinline__ float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ float2 shfl_xor(float2 v, int o) { return make_float2(shfl_xor(v.x, o), shfl_xor(v.y, o)); }
+__device__ __forceinline__ void st_peer(float *slot, uint32_t cta, float v) { st_peer_f32(slot, cta, v); }
+__device__ __forceinline__ void st_peer(float2 *slot, uint32_t cta, float2 v)
+{
+  st_peer_f32(&slot->x, cta, v.x);
+  st_peer_f32(&slot->y, cta, v.y);
+}
 
 // A row-wide reduction: warp shuffles, then the row's warps through shared
 // memory (red: kRedSlots per row, a slot per warp), then, for a row split
@@ -321,11 +334,11 @@ struct op_max { __device__ float operator()(float a, float b) const { return fma
 // spans warps (CTAs): it holds a CTA (cluster) barrier.  A cluster's slots
 // are rewritten two reductions later, after the barrier of the one between,
 // which no CTA passes before every CTA has read them.
-template <typename Op>
-__device__ __forceinline__ float row_reduce(float v, float (*red)[kRedSlots], Op op)
+template <typename T, typename Op>
+__device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
 {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = 16; o > 0; o >>= 1) v = op(v, shfl_xor(v, o));
   if constexpr (kWarps == 1 && kCluster == 1) return v;
   const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
   if constexpr (kWarps > 1) {
@@ -336,7 +349,7 @@ __device__ __forceinline__ float row_reduce(float v, float (*red)[kRedSlots], Op
     for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
   }
   if constexpr (kCluster > 1) {
-    if (threadIdx.x < kCluster) st_peer_f32(&red[r][kWarps + cluster_rank()], threadIdx.x, v);
+    if (threadIdx.x < kCluster) st_peer(&red[r][kWarps + cluster_rank()], threadIdx.x, v);
     cluster_sync();
     v = red[r][kWarps];
 #pragma unroll
@@ -347,6 +360,7 @@ __device__ __forceinline__ float row_reduce(float v, float (*red)[kRedSlots], Op
 
 __device__ __forceinline__ float row_sum(float v, float (*red)[kRedSlots]) { return row_reduce(v, red, op_sum{}); }
 __device__ __forceinline__ float row_max(float v, float (*red)[kRedSlots]) { return row_reduce(v, red, op_max{}); }
+__device__ __forceinline__ float2 row_sum2(float2 v, float2 (*red)[kRedSlots]) { return row_reduce(v, red, op_sum2{}); }
 
 // *slot = v in the CTA holding the row's first thread (rank 0 of a cluster),
 // visible to it after the row's next reduction.
@@ -770,13 +784,14 @@ __device__ __forceinline__ void access_dx(const raw_t &x, const raw_t &g, const 
   store_floats(dx, i, n, d);
 }
 
-// The row's statistics, its two sums reduced over the row.
-__device__ __forceinline__ stats_t row_stats(const kite_row_args &a, float (*red_g)[kRedSlots],
-                                             float (*red_xg)[kRedSlots], float sg, float sxg, stats_t st)
+// The row's statistics, its two sums reduced over the row together.
+__device__ __forceinline__ stats_t row_stats(const kite_row_args &a, float2 (*red)[kRedSlots], float sg, float sxg,
+                                             stats_t st)
 {
   const float inv_n = 1.f / (float)a.N;
-  st.cg = row_sum(sg, red_g) * inv_n;
-  st.cxg = row_sum(sxg, red_xg) * inv_n;
+  const float2 s = row_sum2(make_float2(sg, sxg), red);
+  st.cg = s.x * inv_n;
+  st.cxg = s.y * inv_n;
   return st;
 }
 
@@ -789,7 +804,7 @@ __device__ __forceinline__ stats_t forward_stats(const kite_row_args &a, const p
 }
 
 struct row_t { raw_t x[kNv], g[kNv]; };
-struct red_t { float g[kRows][kRedSlots], xg[kRows][kRedSlots]; };
+typedef float2 red_t[kRows][kRedSlots];   // sum(g) and sum(xh * g), a slot pair per warp
 
 // Resident variants keep w in shared memory, each thread its own accesses'
 // slots (no barrier needed), as the forward does.
@@ -820,7 +835,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_bwd(const kit
       float sg = 0.f, sxg = 0.f;
       stats_t st = forward_stats(a, p);
       chunk_sums(r.x, r.g, w_at, st, 0, p.t, n, sg, sxg);
-      st = row_stats(a, red[k].g, red[k].xg, sg, sxg, st);
+      st = row_stats(a, red[k], sg, sxg, st);
       elem_t *dx = row_out(a.y, a.ldy, p);
 #pragma unroll
       for (int j = 0; j < kNv; ++j) {
@@ -848,7 +863,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_bwd(const kit
       load_chunk(w, c * kChunk, p.t, m, rw);
       chunk_sums(rx, rg, [&](int j) { return rw[j]; }, st, c * kChunk, p.t, m, sg, sxg);
     }
-    st = row_stats(a, red[0].g, red[0].xg, sg, sxg, st);
+    st = row_stats(a, red[0], sg, sxg, st);
     // each thread reads its elements of x and dy before it writes them: dx may be either
     for (int c = 0; c * kChunk < m; ++c) {
       load_chunk(x, c * kChunk, p.t, m, rx);

@@ -48,13 +48,14 @@ __device__ __forceinline__ void access_dx(const raw_t &x, const raw_t &g, const 
   store_floats(dx, i, n, d);
 }
 
-// The row's statistics, its two sums reduced over the row.
-__device__ __forceinline__ stats_t row_stats(const kite_row_args &a, float (*red_g)[kRedSlots],
-                                             float (*red_xg)[kRedSlots], float sg, float sxg, stats_t st)
+// The row's statistics, its two sums reduced over the row together.
+__device__ __forceinline__ stats_t row_stats(const kite_row_args &a, float2 (*red)[kRedSlots], float sg, float sxg,
+                                             stats_t st)
 {
   const float inv_n = 1.f / (float)a.N;
-  st.cg = row_sum(sg, red_g) * inv_n;
-  st.cxg = row_sum(sxg, red_xg) * inv_n;
+  const float2 s = row_sum2(make_float2(sg, sxg), red);
+  st.cg = s.x * inv_n;
+  st.cxg = s.y * inv_n;
   return st;
 }
 
@@ -67,7 +68,7 @@ __device__ __forceinline__ stats_t forward_stats(const kite_row_args &a, const p
 }
 
 struct row_t { raw_t x[kNv], g[kNv]; };
-struct red_t { float g[kRows][kRedSlots], xg[kRows][kRedSlots]; };
+typedef float2 red_t[kRows][kRedSlots];   // sum(g) and sum(xh * g), a slot pair per warp
 
 // Resident variants keep w in shared memory, each thread its own accesses'
 // slots (no barrier needed), as the forward does.
@@ -98,7 +99,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_bwd(const kit
       float sg = 0.f, sxg = 0.f;
       stats_t st = forward_stats(a, p);
       chunk_sums(r.x, r.g, w_at, st, 0, p.t, n, sg, sxg);
-      st = row_stats(a, red[k].g, red[k].xg, sg, sxg, st);
+      st = row_stats(a, red[k], sg, sxg, st);
       elem_t *dx = row_out(a.y, a.ldy, p);
 #pragma unroll
       for (int j = 0; j < kNv; ++j) {
@@ -126,7 +127,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_bwd(const kit
       load_chunk(w, c * kChunk, p.t, m, rw);
       chunk_sums(rx, rg, [&](int j) { return rw[j]; }, st, c * kChunk, p.t, m, sg, sxg);
     }
-    st = row_stats(a, red[0].g, red[0].xg, sg, sxg, st);
+    st = row_stats(a, red[0], sg, sxg, st);
     // each thread reads its elements of x and dy before it writes them: dx may be either
     for (int c = 0; c * kChunk < m; ++c) {
       load_chunk(x, c * kChunk, p.t, m, rx);
