@@ -57,6 +57,7 @@
 #                                            (KITE_TEST_S seconds a process, 150), SASS, tuned
 #                                            (KITE_TUNE_OPS), torch.compile (KITE_VS_OPS); with
 #                                            KITE_ONLY='layernorm*' exported it builds those alone
+#   bash bench/device_run.sh bwd13           rmsnorm_bwd and layernorm_bwd the same way (KITE_ONLY='*norm_bwd*')
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -855,6 +856,40 @@ ln12() {
   { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|rmsnorm|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -30; } | tee -a "$OUT/summary.txt"
 }
 
+# Session 13: the partial-sum ops (rmsnorm_bwd, layernorm_bwd) on no more
+# CTAs than fit the GPU at once, from a workspace of up to 16 per SM: every
+# variant and case tested (KITE_TEST_S seconds a process), SASS, tuned, torch.compile.
+# With KITE_ONLY='*norm_bwd*' exported it builds those alone.
+bwd13() {
+  left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
+  local t0=$(date +%s) dt op c
+  for dt in bf16 f16 f32; do
+    for op in rmsnorm_bwd layernorm_bwd; do
+      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_*" timeout ${KITE_TEST_S:-150} build/test_norm \
+        >"/tmp/b13.$op.$dt.log" 2>&1 &
+    done
+  done
+  for c in entry invalid lnb_entry lnb_invalid; do
+    CK_RUN_CASE=$c timeout ${KITE_TEST_S:-150} build/test_norm >"/tmp/b13.$c.log" 2>&1 &
+  done
+  ls build/obj/*norm_bwd/*.o >/tmp/new_objs.txt
+  xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' \
+    </tmp/new_objs.txt >/tmp/new_ldl.txt
+  wait
+  cat /tmp/b13.*.log >"$OUT/tests.log"
+  { echo "tests: $(( $(date +%s) - t0 )) s ($(left) s left)"
+    grep -E "^[0-9]+%: Checks" "$OUT/tests.log" | awk '{ c += $3; x += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, x, e }'
+    echo "processes done: $(grep -cE '^[0-9]+%: Checks' "$OUT/tests.log") of 10"
+    echo "variants run: $(grep -c 'shapes, worst' "$OUT/tests.log") of $(grep -c 'norm_bwd' out/manifest.tsv)"
+    grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8
+    echo "objects with LDL/STL in SASS: $(wc -l </tmp/new_ldl.txt) of $(wc -l </tmp/new_objs.txt)"; } | tee -a "$OUT/summary.txt"
+  tune_merge rmsnorm_bwd layernorm_bwd
+  rm -f "$OUT"/tune.*.tsv
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op rmsnorm_bwd,layernorm_bwd \
+    --n 1024,4096,16384,65536,131072,262144 --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
+  { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(layernorm|rmsnorm|geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -30; } | tee -a "$OUT/summary.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -896,5 +931,6 @@ case $stage in
   ln11) ln11 ;;
   probe11) probe11 ;;
   ln12) ln12 ;;
+  bwd13) bwd13 ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

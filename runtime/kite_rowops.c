@@ -313,12 +313,14 @@ kite_status kite_cross_entropy_bwd(kite_dtype dtype, int64_t M, int64_t N, const
 }
 
 /* CTAs with partial rows for M rows on sms SMs: at least one per SM, up to
-   four while each CTA still gets 32 rows or more (a partial row costs as
-   much as a few rows of the op), never more than M. */
+   16 while each CTA still gets 32 rows or more (a partial row costs as
+   much as a few rows of the op), never more than M.  A variant launches no
+   more of them than fit the GPU at once (its CTAs per SM), so that small
+   CTAs still fill it. */
 static int64_t kite_row_parts(int64_t M, int sms)
 {
   int64_t g = (M + 31) / 32;
-  if (g > 4 * (int64_t)sms) g = 4 * (int64_t)sms;
+  if (g > 16 * (int64_t)sms) g = 16 * (int64_t)sms;
   if (g < sms) g = sms;
   return g < M ? g : M;
 }

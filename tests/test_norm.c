@@ -357,6 +357,8 @@ static const struct { int64_t M, N; float w_offset; int inplace; } entry_cases[]
   { 300, 1000, 0.f, NOT_IN_PLACE }, { 2000, 64, 1.f, NOT_IN_PLACE }, { 37, 4096, 1.f, DX_IS_DY },
   { 5, 16385, 0.f, DX_IS_X },       { 3, 70001, 1.f, NOT_IN_PLACE }, { 1, 262144, 0.f, DX_IS_DY },
   { 4000, 8, 0.f, DX_IS_X },        { 9, 12288, 1.f, NOT_IN_PLACE },
+  /* more partial rows in the workspace than CTAs fit the GPU at once: the launch takes fewer */
+  { 40000, 40, 0.f, NOT_IN_PLACE },
 };
 #define N_ENTRY ((int)(sizeof entry_cases / sizeof entry_cases[0]))
 

@@ -882,7 +882,14 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
 extern "C" cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream)
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
-  const int64_t blocks = (a->M + kRows - 1) / kRows, limit = kMaxGrid / kCluster;
+  const int64_t blocks = (a->M + kRows - 1) / kRows;
+  int64_t limit = kMaxGrid / kCluster;
+  if constexpr (kCluster == 1) {   // no more CTAs than fit at once: a second wave would hold partial rows too
+    int sms;
+    const cudaError_t e = kite__device_sms(&sms);
+    if (e != cudaSuccess) return e;
+    limit = (int64_t)sms * kMinCtas;
+  }
   const int64_t parts = sums_asked(*a) ? a->parts : blocks;   // CTAs (clusters) with partial rows
   const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < limit ? parts : limit);
   constexpr int smem = kDynSmem + kAccBytes;
