@@ -2411,69 +2411,6 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 512, 131072, 0, 9.000000f, 17.000000f, 0.000000f, 227, 144.992f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 341, 196608, 0, 8.413628f, 17.584963f, 0.000000f, 227, 164.240f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 256, 262144, 0, 8.000000f, 18.000000f, 0.000000f, 227, 148.656f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 688, 436.976f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 688, 224.544f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 688, 120.224f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 697, 107.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 696, 108.736f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 694, 130.656f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 694, 110.528f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 690, 133.968f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 690, 120.096f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 691, 187.120f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 691, 131.392f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 723, 233.024f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 692, 148.944f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 724, 208.464f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 724, 187.312f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 735, 254.880f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 735, 231.472f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 741, 425.568f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 741, 468.576f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 742, 937.952f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 742, 1071.104f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 700, 414.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 700, 214.736f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 700, 119.888f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 709, 114.528f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 708, 108.976f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 706, 130.912f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 706, 110.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 702, 134.912f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 702, 120.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 703, 185.104f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 703, 130.368f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 725, 232.304f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 704, 147.184f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 726, 211.456f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 726, 189.360f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 737, 258.560f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 737, 234.640f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 743, 428.704f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 743, 476.368f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 744, 928.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 744, 1072.352f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 712, 317.600f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 712, 217.744f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 721, 207.808f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 720, 207.136f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 718, 207.184f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 714, 209.376f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 714, 207.008f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 715, 226.352f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 715, 206.624f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 716, 278.896f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 716, 221.728f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 733, 303.584f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 728, 246.432f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 739, 330.272f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 739, 288.240f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 740, 354.624f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 740, 317.024f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 746, 597.760f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 746, 687.488f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 722, 1430.112f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 722, 1895.552f},
   {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 945, 307.008f},
   {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 945, 161.008f},
   {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 945, 98.624f},
@@ -2600,69 +2537,132 @@ const struct kite_rule kite_rules[] = {
   {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 470, 409.664f},
   {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 470, 611.456f},
   {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 470, 801.952f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 475, 539.184f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 475, 278.768f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 475, 140.928f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 481, 152.960f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 479, 159.312f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 476, 196.432f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 476, 169.360f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 477, 239.024f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 477, 201.824f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 478, 326.016f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 478, 261.008f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 507, 302.336f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 507, 211.264f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 508, 295.680f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 508, 269.584f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 519, 372.288f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 519, 359.632f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 525, 609.616f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 525, 705.168f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 526, 1423.648f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 526, 1633.136f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 486, 518.768f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 486, 270.000f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 486, 140.160f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 492, 150.688f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 490, 160.208f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 487, 196.720f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 487, 168.464f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 488, 231.424f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 488, 202.544f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 489, 332.560f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 489, 269.008f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 509, 306.176f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 509, 211.776f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 510, 298.304f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 510, 272.928f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 521, 365.760f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 521, 355.344f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 527, 616.464f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 527, 705.200f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 528, 1446.384f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 528, 1660.208f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 497, 326.080f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 497, 209.504f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 505, 204.496f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 504, 206.512f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 502, 203.904f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 499, 224.896f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 499, 207.440f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 506, 339.808f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 506, 315.968f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 511, 324.656f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 511, 266.096f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 517, 335.296f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 512, 273.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 523, 367.152f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 523, 325.488f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 529, 416.736f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 529, 377.184f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 530, 717.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 530, 844.720f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 506, 2156.416f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 506, 2837.968f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 688, 435.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 688, 223.648f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 687, 118.256f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 695, 107.392f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 693, 107.760f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 689, 128.352f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 694, 110.336f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 690, 133.760f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 690, 119.968f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 691, 145.216f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 691, 131.072f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 692, 173.808f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 692, 147.840f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 724, 207.936f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 724, 185.792f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 735, 253.056f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 735, 229.824f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 741, 422.736f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 741, 465.072f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 742, 928.416f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 742, 1053.648f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 700, 412.736f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 700, 214.416f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 699, 117.952f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 707, 107.584f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 705, 109.072f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 701, 128.864f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 706, 110.960f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 702, 134.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 702, 120.464f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 703, 147.632f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 703, 130.192f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 704, 170.304f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 704, 145.664f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 726, 210.096f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 726, 188.256f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 737, 256.720f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 737, 233.552f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 743, 426.304f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 743, 474.784f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 744, 923.936f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 744, 1062.832f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 711, 305.792f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 712, 215.184f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 721, 210.720f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 717, 209.024f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 713, 209.248f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 714, 208.768f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 714, 212.336f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 715, 221.552f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 715, 201.712f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 716, 244.896f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 716, 213.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 733, 300.240f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 728, 244.464f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 739, 327.360f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 739, 285.456f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 745, 349.728f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 745, 314.336f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 746, 592.000f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 746, 680.800f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 722, 1431.104f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 722, 1896.096f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 474, 536.192f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 474, 280.384f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 474, 153.632f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 481, 131.056f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 479, 138.784f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 476, 175.968f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 480, 146.960f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 477, 186.832f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 477, 163.456f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 478, 274.320f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 478, 235.840f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 507, 299.760f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 507, 210.272f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 508, 293.376f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 508, 266.160f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 519, 369.440f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 519, 358.560f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 525, 608.480f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 525, 705.632f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 526, 1429.456f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 526, 1639.424f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 485, 526.736f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 485, 276.128f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 485, 151.472f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 492, 129.760f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 490, 138.368f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 487, 176.528f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 491, 146.496f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 488, 189.312f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 488, 163.616f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 489, 278.160f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 489, 240.448f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 509, 304.048f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 509, 212.160f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 510, 296.688f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 510, 269.520f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 521, 367.536f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 521, 353.872f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 527, 616.704f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 527, 704.832f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 528, 1450.960f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 528, 1665.824f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 496, 359.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 497, 228.976f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 503, 212.624f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 501, 215.584f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 498, 213.200f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 499, 246.672f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 499, 219.792f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 500, 361.376f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 500, 305.584f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 511, 324.976f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 511, 264.832f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 517, 332.224f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 512, 270.384f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 523, 364.400f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 523, 323.888f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 529, 413.248f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 529, 376.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 530, 713.648f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 530, 840.976f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 506, 2132.384f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 506, 2801.552f},
 };
 const int32_t kite_rules_len = 639;
 
@@ -2949,10 +2949,11 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm", KITE_F32, 5121, 8192, 438},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F32, 8193, 10240, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"layernorm", KITE_F32, 10241, 1073741824, 470},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm_bwd", KITE_BF16, 1, 256, 475},  /* layernorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 256, 474},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 257, 512, 481},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 513, 1024, 479},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1025, 2048, 476},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1025, 1648, 476},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1649, 2048, 480},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 2049, 4096, 477},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 4097, 8192, 478},  /* layernorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 8193, 16384, 507},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
@@ -2960,13 +2961,14 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm_bwd", KITE_BF16, 32769, 65536, 519},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
   {"layernorm_bwd", KITE_BF16, 65537, 73728, 484},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 73729, 131072, 525},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_BF16, 131073, 180224, 484},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 180225, 262144, 526},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_BF16, 131073, 188416, 484},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 188417, 262144, 526},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 484},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 256, 486},  /* layernorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 256, 485},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 257, 512, 492},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 513, 1024, 490},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1025, 2048, 487},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1025, 1648, 487},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1649, 2048, 491},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 2049, 4096, 488},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 4097, 8192, 489},  /* layernorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 8193, 16384, 509},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
@@ -2977,12 +2979,13 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm_bwd", KITE_F16, 131073, 188416, 495},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 188417, 262144, 528},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"layernorm_bwd", KITE_F16, 262145, 1073741824, 495},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 128, 497},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 256, 505},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 512, 504},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 1024, 502},  /* layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 86, 496},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 87, 128, 497},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 256, 503},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 512, 501},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 1024, 498},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 1025, 2048, 499},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 506},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 500},  /* layernorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 4097, 8192, 511},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
   {"layernorm_bwd", KITE_F32, 8193, 13192, 517},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
   {"layernorm_bwd", KITE_F32, 13193, 16384, 512},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
@@ -3073,15 +3076,16 @@ const struct kite_row_span kite_row_spans[] = {
   {"rmsnorm", KITE_F32, 65537, 94208, 683},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
   {"rmsnorm", KITE_F32, 94209, 131072, 674},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"rmsnorm", KITE_F32, 131073, 1073741824, 683},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 256, 688},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 512, 697},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 696},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 2048, 694},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 205, 688},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 206, 256, 687},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 394, 697},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 395, 512, 695},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 693},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1721, 689},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1722, 2048, 694},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 690},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 691},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 11584, 692},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 11585, 15360, 723},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 15361, 16384, 692},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 692},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_BF16, 16385, 32768, 724},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
   {"rmsnorm_bwd", KITE_BF16, 32769, 40960, 698},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_BF16, 40961, 65536, 735},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
@@ -3090,15 +3094,16 @@ const struct kite_row_span kite_row_spans[] = {
   {"rmsnorm_bwd", KITE_BF16, 131073, 188416, 698},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_BF16, 188417, 262144, 742},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 698},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 256, 700},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 512, 709},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 1024, 708},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 2048, 706},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 158, 700},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 159, 256, 699},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 291, 709},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 292, 512, 707},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 705},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1648, 701},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1649, 2048, 706},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 2049, 4096, 702},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 4097, 8192, 703},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 11776, 704},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 11777, 14336, 725},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm_bwd", KITE_F16, 14337, 16384, 704},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 704},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 16385, 32768, 726},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
   {"rmsnorm_bwd", KITE_F16, 32769, 40960, 710},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 40961, 65536, 737},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
@@ -3107,20 +3112,22 @@ const struct kite_row_span kite_row_spans[] = {
   {"rmsnorm_bwd", KITE_F16, 131073, 188416, 710},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F16, 188417, 262144, 744},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 710},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 128, 712},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 256, 721},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 512, 720},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 1024, 718},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 127, 711},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 128, 128, 712},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 151, 719},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 152, 256, 721},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 717},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 713},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F32, 1025, 2048, 714},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F32, 2049, 4096, 715},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F32, 4097, 8192, 716},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 11584, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 11585, 13192, 733},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 11264, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 11265, 13192, 733},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
   {"rmsnorm_bwd", KITE_F32, 13193, 16384, 728},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
   {"rmsnorm_bwd", KITE_F32, 16385, 20480, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F32, 20481, 32768, 739},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
   {"rmsnorm_bwd", KITE_F32, 32769, 36864, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 36865, 65536, 740},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 36865, 65536, 745},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
   {"rmsnorm_bwd", KITE_F32, 65537, 77824, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
   {"rmsnorm_bwd", KITE_F32, 77825, 131072, 746},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
@@ -3292,4 +3299,4 @@ const struct kite_row_span kite_row_spans[] = {
   {"softmax_bwd", KITE_F32, 110593, 131072, 1004},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"softmax_bwd", KITE_F32, 131073, 1073741824, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
-const int32_t kite_row_spans_len = 592;
+const int32_t kite_row_spans_len = 599;
