@@ -73,7 +73,8 @@ bargs=; [ "$mode" = quick ] && bargs=--quick
 
 build() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
-  git rev-parse --short HEAD 2>/dev/null || true
+  # the device's .git may lag the tree it was sent: pass KITE_COMMIT (tune lines carry it too)
+  echo "${KITE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null) (git there; KITE_COMMIT unset)}"
   local t0=$(date +%s)
   { make -j16 && make -j16 build/kite-bench test-bins; } >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   echo "build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
