@@ -448,7 +448,8 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 end
 
 -- Launcher of an op that sums over rows into partial rows (opts.partials):
--- a persistent grid of at most a->parts CTAs, CTA i writing partial rows
+-- a persistent grid of at most a->parts CTAs (and, for single CTAs, no more
+-- than fit the GPU at once: sms * kMinCtas), CTA i writing partial rows
 -- kSums * i + q, then each sum's partial rows added in order into its output
 -- (dw, db: those asked for).
 function M.partials_launcher(name, kernel)
