@@ -26,6 +26,7 @@ typedef struct kg_opts {
   const char *tuned;      /* bench/tuned/<gpu>.tsv to read rules from, or NULL */
   const char *times;      /* bench/tuned/<gpu>.times.tsv to fit gemm models to, or NULL */
   int list;               /* print name<TAB>op, write nothing             */
+  int check_model;        /* print the gemm model's leave-one-out check, write nothing */
   int quiet;              /* no summary line                              */
   long long insn_limit;   /* VM instructions per sandboxed call           */
   size_t mem_limit;       /* bytes for the whole Lua state                */
@@ -118,6 +119,12 @@ typedef struct kg_model {
 double kg_fit_waves(long long m, long long n, long long tile_m, long long tile_n, long long sms);
 /* Fits the model to p[0..n); 0 (m untouched) when n < KG_FIT_MIN. */
 int kg_fit_variant(const kg_sample *p, int n, kg_model *m);
+/* Leave-one-out at shape s of points p[0..n) (point i: variant[i], shape[i]):
+   each variant timed at s is fitted without s and predicts s; *pick is the
+   point of the least prediction, *best that of the least time.  Returns
+   t(pick) / t(best), or 0 when no variant has a model without s. */
+double kg_fit_loo(const kg_sample *p, const int *variant, const int *shape, int n, int s, kg_sample *scratch,
+                  int *pick, int *best);
 
 /* ---- helpers (kg_util.c) ------------------------------------------- */
 

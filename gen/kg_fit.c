@@ -60,3 +60,29 @@ int kg_fit_variant(const kg_sample *p, int n, kg_model *m) {
   m->rms_log = best >= 0 ? sqrt(best / n) : 0;
   return best >= 0;
 }
+
+/* The model of variant v fitted to its points off shape s, into m. */
+static int kg_fit_without(const kg_sample *p, const int *variant, const int *shape, int n, int v, int s,
+                          kg_sample *scratch, kg_model *m) {
+  int i, k = 0;
+  for (i = 0; i < n; i++)
+    if (variant[i] == v && shape[i] != s) scratch[k++] = p[i];
+  return kg_fit_variant(scratch, k, m);
+}
+
+double kg_fit_loo(const kg_sample *p, const int *variant, const int *shape, int n, int s, kg_sample *scratch,
+                  int *pick, int *best) {
+  double pred = 0;
+  int i;
+  *pick = *best = -1;
+  for (i = 0; i < n; i++) {
+    kg_model m;
+    double t;
+    if (shape[i] != s) continue;
+    if (*best < 0 || p[i].t < p[*best].t) *best = i;
+    if (!kg_fit_without(p, variant, shape, n, variant[i], s, scratch, &m)) continue;
+    t = m.launch_us + p[i].waves * (p[i].k + m.k_extra) * m.us_per_k;
+    if (*pick < 0 || t < pred) *pick = i, pred = t;
+  }
+  return *pick < 0 ? 0 : p[*pick].t / p[*best].t;
+}

@@ -7,7 +7,7 @@
 
 static const char kg_usage_text[] =
   "usage: kite-gen [-t TEMPLATES_DIR] [-o OUT_DIR] [--only GLOB] [--list] "
-  "[--tuned FILE] [--times FILE] [-q]\n"
+  "[--tuned FILE] [--times FILE] [--check-model] [-q]\n"
   "  -t DIR       templates root (default: templates)\n"
   "  -o DIR       output root (default: out)\n"
   "  --only GLOB  keep only variants whose name matches GLOB (fnmatch)\n"
@@ -15,6 +15,10 @@ static const char kg_usage_text[] =
   "  --tuned FILE measured rules (bench/tuned/<gpu>.tsv) for kite_table.c\n"
   "  --times FILE measured gemm times (bench/tuned/<gpu>.times.tsv): the\n"
   "               gemm cost model fitted per variant, for kite_table.c\n"
+  "  --check-model with --times: each gemm problem left out in turn, the\n"
+  "               models fitted without it pick there; print how that pick\n"
+  "               ran against the problem's best (a GPU-free check of the\n"
+  "               model), write nothing\n"
   "  -q           no summary line\n";
 
 void kg_opts_init(kg_opts *o) {
@@ -110,6 +114,7 @@ static int kg_pmain(lua_State *L) {
   c->nvariants = (int)lua_rawlen(L, 2);
   kg_tune_load(L, 2);    /* 4: the tuned rules */
   kg_times_load(L, 2);   /* 5: the gemm cost models, 6: the row spans */
+  if (c->o.check_model) return 0;   /* kg_times_load printed it */
   if (c->o.list) kg_list(L, 2);
   else kg_generate(L, 2, 4, 5, 6);
   return 0;
@@ -143,7 +148,7 @@ int kg_exec(const kg_opts *o) {
   if (st != LUA_OK) {
     const char *msg = L ? lua_tostring(L, -1) : NULL;
     fprintf(stderr, "%s\n", msg ? msg : "kite-gen: not enough memory");
-  } else if (!c.o.quiet && !c.o.list)
+  } else if (!c.o.quiet && !c.o.list && !c.o.check_model)
     fprintf(stderr, "kite-gen: %d variants, %d written, %d unchanged, "
             "%d removed\n", c.nvariants, c.written, c.unchanged, c.removed);
   if (L) lua_close(L);
@@ -174,6 +179,7 @@ int kg_run(int argc, char **argv) {
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--list") == 0) o.list = 1;
+    else if (strcmp(a, "--check-model") == 0) o.check_model = 1;
     else if (strcmp(a, "-q") == 0) o.quiet = 1;
     else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
       return fputs(kg_usage_text, stdout), 0;
@@ -183,5 +189,6 @@ int kg_run(int argc, char **argv) {
     else if (i + 1 == argc) return kg_usage(a, "needs a value");
     else *val = argv[++i];
   }
+  if (o.check_model && o.times == NULL) return kg_usage("--check-model", "needs --times FILE");
   return kg_exec(&o);
 }

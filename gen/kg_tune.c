@@ -267,10 +267,27 @@ void kg_tune_load(lua_State *L, int variants) {
 typedef struct kg_times {
   int n;                /* gemm points read */
   int *variant;         /* point i's variant (table index) */
+  int *shape;           /* point i's problem (dtypes, m, n, k), numbered from 0 */
+  int nshapes, shapes;  /* problems seen; the stack index of their table (key -> number) */
   kg_sample *p;          /* point i */
   int nr;               /* row-op points read */
   kg_rpoint *rp;
 } kg_times;
+
+/* The number of line ln's problem (dtypes, m, n, k), a new one if unseen. */
+static int kg_times_shape(lua_State *L, const kg_line *ln, kg_times *tm) {
+  int id;
+  lua_pushfstring(L, "%s %s %s %s %s", ln->f[1], ln->f[2], ln->f[3], ln->f[4], ln->f[5]);
+  if (lua_rawget(L, tm->shapes) == LUA_TNIL) {
+    lua_pushfstring(L, "%s %s %s %s %s", ln->f[1], ln->f[2], ln->f[3], ln->f[4], ln->f[5]);
+    lua_pushinteger(L, tm->nshapes);
+    lua_rawset(L, tm->shapes);
+    id = tm->nshapes++;
+  } else
+    id = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return id;
+}
 
 /* Checks one data line and adds its point; a variant --only left out is skipped. */
 static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_times *tm) {
@@ -304,6 +321,7 @@ static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_ti
     return;
   }
   tm->variant[tm->n] = (int)lua_tointeger(L, -1);
+  tm->shape[tm->n] = kg_times_shape(L, ln, tm);
   tm->p[tm->n].waves = kg_fit_waves(m, n, tile_m, tile_n, sms);
   tm->p[tm->n].k = (double)k;
   tm->p[tm->n].t = t;
@@ -322,6 +340,10 @@ static void kg_times_read(lua_State *L, const char *path, int variants, kg_times
   for (c = s; *c; c++) cap += *c == '\n';
   tm->n = tm->nr = 0;
   tm->variant = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->variant, 0);
+  tm->shape = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->shape, 0);
+  lua_newtable(L);
+  tm->shapes = lua_gettop(L);
+  tm->nshapes = 0;
   tm->p = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->p, 0);
   tm->rp = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->rp, 0);
   kg_byname(L, variants);
@@ -363,6 +385,45 @@ static int kg_model_row(lua_State *L, const kg_times *tm, int vi, int v, kg_samp
   return 1;
 }
 
+/* Variant vi's name, pushed. */
+static const char *kg_variant_name(lua_State *L, int variants, int vi) {
+  lua_rawgeti(L, variants, (lua_Integer)vi + 1);
+  lua_getfield(L, -1, "name");
+  lua_replace(L, -2);
+  return lua_tostring(L, -1);
+}
+
+/* --check-model: each gemm problem of the times file left out in turn, the
+   models fitted without it pick a variant there; one line per problem
+   (t(pick) / t(best), both variants) and their geomean and worst, on stdout. */
+static void kg_model_check(lua_State *L, const kg_times *tm, int variants, kg_sample *scratch) {
+  double logsum = 0, worst = 0;
+  int s, pick, best, counted = 0, names;
+  lua_newtable(L);   /* problem number -> its key */
+  names = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, tm->shapes)) {
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, names, lua_tointeger(L, -2) + 1);
+    lua_pop(L, 1);
+  }
+  for (s = 0; s < tm->nshapes; s++) {
+    const double r = kg_fit_loo(tm->p, tm->variant, tm->shape, tm->n, s, scratch, &pick, &best);
+    if (r <= 0) continue;
+    lua_rawgeti(L, names, s + 1);
+    printf("%s\t%.4f", lua_tostring(L, -1), r);
+    printf("\t%s", kg_variant_name(L, variants, tm->variant[pick]));
+    printf("\t%s\n", kg_variant_name(L, variants, tm->variant[best]));
+    lua_pop(L, 3);
+    logsum += log(r);
+    worst = r > worst ? r : worst;
+    counted++;
+  }
+  printf("kite-gen: gemm model left out one problem at a time: %d problems, geomean %.4f, worst %.4f\n", counted,
+         counted ? exp(logsum / counted) : 0.0, worst);
+  lua_pop(L, 1);
+}
+
 void kg_times_load(lua_State *L, int variants) {
   const char *path = kg_ctx_of(L)->o.times;
   kg_times tm;
@@ -378,6 +439,7 @@ void kg_times_load(lua_State *L, int variants) {
   }
   kg_times_read(L, path, variants, &tm);
   scratch = lua_newuserdatauv(L, (size_t)(tm.n + 1) * sizeof *scratch, 0);
+  if (kg_ctx_of(L)->o.check_model) kg_model_check(L, &tm, variants, scratch);
   nv = (lua_Integer)lua_rawlen(L, variants);
   for (i = 1; i <= nv; i++) {
     lua_rawgeti(L, variants, i);

@@ -835,6 +835,29 @@ START_TEST(test_fit_exact) {
 }
 END_TEST
 
+/* Leave-one-out: variant 1 runs 0.9x variant 0's per-K cost everywhere but
+ * at shape 5, where it ran 3x its own model.  Fitted without shape 5 it
+ * predicts itself fastest there: the pick is variant 1, the best variant 0. */
+START_TEST(test_fit_loo) {
+  static const double ks[6] = {64, 128, 512, 1024, 4096, 300};
+  kg_sample p[12], scratch[12];
+  int variant[12], shape[12], i, pick, best;
+  for (i = 0; i < 12; i++) {
+    const int v = i / 6, s = i % 6;
+    variant[i] = v, shape[i] = s;
+    p[i].waves = 1 + s % 3;
+    p[i].k = ks[s];
+    p[i].t = v == 0 ? 2 + p[i].waves * (ks[s] + 64) * 0.01 : 1 + p[i].waves * (ks[s] + 64) * 0.009;
+  }
+  p[11].t *= 3;
+  ck_assert_double_eq_tol(kg_fit_loo(p, variant, shape, 12, 5, scratch, &pick, &best), p[11].t / p[5].t, 1e-12);
+  ck_assert_int_eq(pick, 11);
+  ck_assert_int_eq(best, 5);
+  ck_assert_double_eq(kg_fit_loo(p, variant, shape, 12, 7, scratch, &pick, &best), 0);   /* no such shape */
+  ck_assert_int_eq(pick, -1);
+}
+END_TEST
+
 /* A times file through kite-gen: beta_b1's model in the table (index 3),
  * nothing for beta_b2 (two points) or alpha (a row op: no output tiles). */
 START_TEST(test_times_models) {
@@ -864,6 +887,37 @@ START_TEST(test_times_models) {
                           "  {3, 2.0000f, 0.010000f, 64.000f, 6},  /* beta_b1: rms log error 0.000 */\n"
                           "};\nconst int32_t kite_gemm_models_len = 1;\n") != NULL, "%s", s);
   free(s);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
+/* --check-model prints a line per gemm problem and the summary, writes
+ * nothing, and refuses to run without --times. */
+START_TEST(test_check_model_cli) {
+  static const int mnk[6][3] = {{64, 8, 64}, {128, 8, 128}, {512, 64, 512},
+                                {64, 64, 1024}, {1024, 8, 4096}, {256, 16, 300}};
+  char *d = tmpdir(), line[256], body[4096] = XH;
+  PATH(out, d, "out");
+  PATH(times, d, "h200.times.tsv");
+  run r;
+  int i;
+  for (i = 0; i < 6; i++) {
+    double w = kg_fit_waves(mnk[i][0], mnk[i][1], 64, 8, 4);
+    snprintf(line, sizeof line, "beta\tf32\tbf16\t%d\t%d\t%d\tbeta_b1\t%.6f\t4\n", mnk[i][0], mnk[i][1],
+             mnk[i][2], 2 + w * (mnk[i][2] + 64) * 0.01);
+    strcat(body, line);
+  }
+  spit(times, body);
+  r = run_args("-t", FIX "basic", "-o", out, "--times", times, "--check-model", NULL);
+  ck_assert_msg(r.rc == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.out, "f32 bf16 256 16 300\t1.0000\tbeta_b1\tbeta_b1\n") != NULL, "%s", r.out);
+  ck_assert_msg(strstr(r.out, "6 problems, geomean 1.0000, worst 1.0000\n") != NULL, "%s", r.out);
+  ck_assert(!exists(out));
+  run_free(r);
+  r = run_args("-t", FIX "basic", "-o", out, "--check-model", NULL);
+  ck_assert_int_eq(r.rc, 2);
+  ck_assert_msg(strstr(r.err, "--check-model: needs --times FILE") != NULL, "%s", r.err);
   run_free(r);
   rm_rf(d);
 }
@@ -1010,6 +1064,8 @@ static Suite *gen_suite(void) {
                       (int)(sizeof tune_errors / sizeof tune_errors[0]));
   tcase_add_test(tc, test_fit_exact);
   tcase_add_test(tc, test_times_models);
+  tcase_add_test(tc, test_fit_loo);
+  tcase_add_test(tc, test_check_model_cli);
   tcase_add_test(tc, test_times_spans);
   tcase_add_test(tc, test_times_steps);
   tcase_add_loop_test(tc, test_times_errors, 0,
