@@ -119,12 +119,32 @@ typedef struct kg_model {
 double kg_fit_waves(long long m, long long n, long long tile_m, long long tile_n, long long sms);
 /* Fits the model to p[0..n); 0 (m untouched) when n < KG_FIT_MIN. */
 int kg_fit_variant(const kg_sample *p, int n, kg_model *m);
-/* Leave-one-out at shape s of points p[0..n) (point i: variant[i], shape[i]):
-   each variant timed at s is fitted without s and predicts s; *pick is the
-   point of the least prediction, *best that of the least time.  Returns
-   t(pick) / t(best), or 0 when no variant has a model without s. */
-double kg_fit_loo(const kg_sample *p, const int *variant, const int *shape, int n, int s, kg_sample *scratch,
-                  int *pick, int *best);
+
+/* The gemm points of a times file, by variant and problem. */
+typedef struct kg_points {
+  const kg_sample *p;     /* point i */
+  const int *variant;     /* point i's variant */
+  const int *shape;       /* point i's problem (dtypes, m, n, k), 0 .. nshapes - 1 */
+  const int *align;       /* point i's variant's alignment (bytes) */
+  int *best;              /* problem s's fastest point (kg_fit_best) */
+  int *work;              /* nshapes ints for kg_fit_wins */
+  int n, nshapes;
+} kg_points;
+
+/* Sets pt->best. */
+void kg_fit_best(kg_points *pt);
+/* Whether variant v is the fastest at some problem other than skip (-1: any
+   problem) among the variants no stricter in alignment (the tuned problems
+   are aligned: a fallback for unaligned ones competes with its kind).  Only
+   such variants get a model: one that never wins can only be a wrong pick. */
+int kg_fit_wins(const kg_points *pt, int v, int skip);
+/* Variant v's model fitted to its points off problem skip (-1: all), into m;
+   0 when it has too few points or wins no problem but skip. */
+int kg_fit_model(const kg_points *pt, int v, int skip, kg_sample *scratch, kg_model *m);
+/* Leave-one-out at problem s: each variant timed at s is fitted without s
+   and predicts s; *pick is the point of the least prediction.  Returns
+   t(pick) / t(fastest at s), or 0 when no variant has a model without s. */
+double kg_fit_loo(const kg_points *pt, int s, kg_sample *scratch, int *pick);
 
 /* ---- helpers (kg_util.c) ------------------------------------------- */
 

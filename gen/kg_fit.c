@@ -61,28 +61,48 @@ int kg_fit_variant(const kg_sample *p, int n, kg_model *m) {
   return best >= 0;
 }
 
-/* The model of variant v fitted to its points off shape s, into m. */
-static int kg_fit_without(const kg_sample *p, const int *variant, const int *shape, int n, int v, int s,
-                          kg_sample *scratch, kg_model *m) {
+void kg_fit_best(kg_points *pt) {
+  int i;
+  for (i = 0; i < pt->nshapes; i++) pt->best[i] = -1;
+  for (i = 0; i < pt->n; i++) {   /* the first of equal times wins */
+    int *b = &pt->best[pt->shape[i]];
+    if (*b < 0 || pt->p[i].t < pt->p[*b].t) *b = i;
+  }
+}
+
+int kg_fit_wins(const kg_points *pt, int v, int skip) {
+  int i, s, align = -1;
+  for (i = 0; i < pt->n && align < 0; i++)
+    if (pt->variant[i] == v) align = pt->align[i];
+  for (s = 0; s < pt->nshapes; s++) pt->work[s] = -1;
+  for (i = 0; i < pt->n; i++) {   /* the first of equal times wins */
+    int *b = &pt->work[pt->shape[i]];
+    if (pt->align[i] <= align && (*b < 0 || pt->p[i].t < pt->p[*b].t)) *b = i;
+  }
+  for (s = 0; s < pt->nshapes; s++)
+    if (s != skip && pt->work[s] >= 0 && pt->variant[pt->work[s]] == v) return 1;
+  return 0;
+}
+
+int kg_fit_model(const kg_points *pt, int v, int skip, kg_sample *scratch, kg_model *m) {
   int i, k = 0;
-  for (i = 0; i < n; i++)
-    if (variant[i] == v && shape[i] != s) scratch[k++] = p[i];
+  if (!kg_fit_wins(pt, v, skip)) return 0;
+  for (i = 0; i < pt->n; i++)
+    if (pt->variant[i] == v && pt->shape[i] != skip) scratch[k++] = pt->p[i];
   return kg_fit_variant(scratch, k, m);
 }
 
-double kg_fit_loo(const kg_sample *p, const int *variant, const int *shape, int n, int s, kg_sample *scratch,
-                  int *pick, int *best) {
+double kg_fit_loo(const kg_points *pt, int s, kg_sample *scratch, int *pick) {
   double pred = 0;
   int i;
-  *pick = *best = -1;
-  for (i = 0; i < n; i++) {
+  *pick = -1;
+  if (s < 0 || s >= pt->nshapes) return 0;
+  for (i = 0; i < pt->n; i++) {
     kg_model m;
     double t;
-    if (shape[i] != s) continue;
-    if (*best < 0 || p[i].t < p[*best].t) *best = i;
-    if (!kg_fit_without(p, variant, shape, n, variant[i], s, scratch, &m)) continue;
-    t = m.launch_us + p[i].waves * (p[i].k + m.k_extra) * m.us_per_k;
+    if (pt->shape[i] != s || !kg_fit_model(pt, pt->variant[i], s, scratch, &m)) continue;
+    t = m.launch_us + pt->p[i].waves * (pt->p[i].k + m.k_extra) * m.us_per_k;
     if (*pick < 0 || t < pred) *pick = i, pred = t;
   }
-  return *pick < 0 ? 0 : p[*pick].t / p[*best].t;
+  return *pick < 0 ? 0 : pt->p[*pick].t / pt->p[pt->best[s]].t;
 }

@@ -269,6 +269,8 @@ typedef struct kg_times {
   int *variant;         /* point i's variant (table index) */
   int *shape;           /* point i's problem (dtypes, m, n, k), numbered from 0 */
   int nshapes, shapes;  /* problems seen; the stack index of their table (key -> number) */
+  int *align;           /* point i's variant's alignment */
+  int *best, *work;     /* problem s's fastest point; scratch of the fit */
   kg_sample *p;          /* point i */
   int nr;               /* row-op points read */
   kg_rpoint *rp;
@@ -322,6 +324,8 @@ static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_ti
   }
   tm->variant[tm->n] = (int)lua_tointeger(L, -1);
   tm->shape[tm->n] = kg_times_shape(L, ln, tm);
+  tm->align[tm->n] = (int)(lua_getfield(L, v, "align"), lua_tointeger(L, -1));
+  lua_pop(L, 1);
   tm->p[tm->n].waves = kg_fit_waves(m, n, tile_m, tile_n, sms);
   tm->p[tm->n].k = (double)k;
   tm->p[tm->n].t = t;
@@ -341,6 +345,9 @@ static void kg_times_read(lua_State *L, const char *path, int variants, kg_times
   tm->n = tm->nr = 0;
   tm->variant = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->variant, 0);
   tm->shape = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->shape, 0);
+  tm->best = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->best, 0);
+  tm->work = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->work, 0);
+  tm->align = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->align, 0);
   lua_newtable(L);
   tm->shapes = lua_gettop(L);
   tm->nshapes = 0;
@@ -370,13 +377,10 @@ static void kg_times_read(lua_State *L, const char *path, int variants, kg_times
 }
 
 /* The model row of variant vi (record at v), pushed; nothing when it has too few points. */
-static int kg_model_row(lua_State *L, const kg_times *tm, int vi, int v, kg_sample *scratch) {
+static int kg_model_row(lua_State *L, const kg_points *pt, int vi, int v, kg_sample *scratch) {
   kg_model m;
-  int i, n = 0;
   char buf[256];
-  for (i = 0; i < tm->n; i++)
-    if (tm->variant[i] == vi) scratch[n++] = tm->p[i];
-  if (!kg_fit_variant(scratch, n, &m)) return 0;
+  if (!kg_fit_model(pt, vi, -1, scratch, &m)) return 0;
   lua_getfield(L, v, "name");
   snprintf(buf, sizeof buf, "  {%d, %#.5gf, %#.5gf, %#.5gf, %d},  /* %s: rms log error %.3f */\n", vi, m.launch_us,
            m.us_per_k, m.k_extra, m.points, lua_tostring(L, -1), m.rms_log);
@@ -396,9 +400,10 @@ static const char *kg_variant_name(lua_State *L, int variants, int vi) {
 /* --check-model: each gemm problem of the times file left out in turn, the
    models fitted without it pick a variant there; one line per problem
    (t(pick) / t(best), both variants) and their geomean and worst, on stdout. */
-static void kg_model_check(lua_State *L, const kg_times *tm, int variants, kg_sample *scratch) {
+static void kg_model_check(lua_State *L, const kg_times *tm, const kg_points *pt, int variants,
+                           kg_sample *scratch) {
   double logsum = 0, worst = 0;
-  int s, pick, best, counted = 0, names;
+  int s, pick, counted = 0, names;
   lua_newtable(L);   /* problem number -> its key */
   names = lua_gettop(L);
   lua_pushnil(L);
@@ -408,12 +413,12 @@ static void kg_model_check(lua_State *L, const kg_times *tm, int variants, kg_sa
     lua_pop(L, 1);
   }
   for (s = 0; s < tm->nshapes; s++) {
-    const double r = kg_fit_loo(tm->p, tm->variant, tm->shape, tm->n, s, scratch, &pick, &best);
+    const double r = kg_fit_loo(pt, s, scratch, &pick);
     if (r <= 0) continue;
     lua_rawgeti(L, names, s + 1);
     printf("%s\t%.4f", lua_tostring(L, -1), r);
     printf("\t%s", kg_variant_name(L, variants, tm->variant[pick]));
-    printf("\t%s\n", kg_variant_name(L, variants, tm->variant[best]));
+    printf("\t%s\n", kg_variant_name(L, variants, tm->variant[tm->best[s]]));
     lua_pop(L, 3);
     logsum += log(r);
     worst = r > worst ? r : worst;
@@ -427,6 +432,7 @@ static void kg_model_check(lua_State *L, const kg_times *tm, int variants, kg_sa
 void kg_times_load(lua_State *L, int variants) {
   const char *path = kg_ctx_of(L)->o.times;
   kg_times tm;
+  kg_points pt;
   kg_sample *scratch;
   lua_Integer i, nv;
   int models;
@@ -438,12 +444,16 @@ void kg_times_load(lua_State *L, int variants) {
     return;
   }
   kg_times_read(L, path, variants, &tm);
+  pt.p = tm.p, pt.variant = tm.variant, pt.shape = tm.shape, pt.align = tm.align;
+  pt.best = tm.best, pt.work = tm.work;
+  pt.n = tm.n, pt.nshapes = tm.nshapes;
+  kg_fit_best(&pt);
   scratch = lua_newuserdatauv(L, (size_t)(tm.n + 1) * sizeof *scratch, 0);
-  if (kg_ctx_of(L)->o.check_model) kg_model_check(L, &tm, variants, scratch);
+  if (kg_ctx_of(L)->o.check_model) kg_model_check(L, &tm, &pt, variants, scratch);
   nv = (lua_Integer)lua_rawlen(L, variants);
   for (i = 1; i <= nv; i++) {
     lua_rawgeti(L, variants, i);
-    if (kg_model_row(L, &tm, (int)(i - 1), lua_gettop(L), scratch)) {
+    if (kg_model_row(L, &pt, (int)(i - 1), lua_gettop(L), scratch)) {
       lua_rawseti(L, models, (lua_Integer)lua_rawlen(L, models) + 1);
     }
     lua_pop(L, 1);

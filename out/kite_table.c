@@ -2672,30 +2672,20 @@ const struct kite_gemm_model kite_gemm_models[] = {
   {232, 2.4232f, 0.0099312f, 432.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.169 */
   {233, 3.4892f, 0.0034408f, 192.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.101 */
   {234, 3.5616f, 0.0040888f, 288.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.168 */
-  {235, 3.4513f, 0.0048135f, 344.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.227 */
-  {236, 3.3559f, 0.0053523f, 424.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1: rms log error 0.181 */
   {237, 3.5803f, 0.0044330f, 272.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.166 */
   {238, 4.0551f, 0.0041951f, 184.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.182 */
   {239, 3.2690f, 0.0052531f, 432.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.164 */
   {240, 3.7427f, 0.0052252f, 352.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.172 */
   {241, 3.0840f, 0.0075709f, 392.00f, 135},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.144 */
-  {242, 3.3252f, 0.0067235f, 304.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.195 */
-  {243, 3.4922f, 0.0063215f, 296.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1: rms log error 0.243 */
   {244, 4.0433f, 0.0033760f, 104.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
   {245, 4.1710f, 0.0038915f, 184.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.173 */
-  {246, 4.2180f, 0.0046015f, 248.00f, 135},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.240 */
   {247, 3.9555f, 0.0051989f, 360.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.192 */
   {248, 4.2673f, 0.0042690f, 168.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.171 */
   {249, 3.9029f, 0.0051109f, 360.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.169 */
-  {250, 3.7240f, 0.0065309f, 288.00f, 135},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg2_c1x1_pp: rms log error 0.209 */
   {251, 5.5162f, 0.010098f, 64.000f, 135},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.415 */
   {252, 2.6644f, 0.033211f, 144.00f, 135},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.214 */
-  {253, 1.9714f, 0.014523f, 328.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
-  {254, 2.4354f, 0.018109f, 208.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c2x1: rms log error 0.258 */
-  {255, 2.4727f, 0.014927f, 296.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x2: rms log error 0.264 */
-  {256, 1.9428f, 0.017010f, 256.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x2: rms log error 0.144 */
 };
-const int32_t kite_gemm_models_len = 26;
+const int32_t kite_gemm_models_len = 16;
 
 /* op, dtype, n_lo, n_hi, variant (kg_span.c) */
 const struct kite_row_span kite_row_spans[] = {

@@ -836,24 +836,36 @@ START_TEST(test_fit_exact) {
 END_TEST
 
 /* Leave-one-out: variant 1 runs 0.9x variant 0's per-K cost everywhere but
- * at shape 5, where it ran 3x its own model.  Fitted without shape 5 it
- * predicts itself fastest there: the pick is variant 1, the best variant 0. */
+ * at problem 5, where it ran 3x its own model and variant 0 was fastest.
+ * Without problem 5 variant 0 wins nothing, so has no model, and variant 1,
+ * fitted without it, is the pick there.  Variant 2 (2-byte alignment) runs
+ * twice variant 0's time, never fastest, but keeps its model: it is the
+ * fastest of those that take unaligned problems. */
 START_TEST(test_fit_loo) {
   static const double ks[6] = {64, 128, 512, 1024, 4096, 300};
-  kg_sample p[12], scratch[12];
-  int variant[12], shape[12], i, pick, best;
-  for (i = 0; i < 12; i++) {
+  kg_sample p[18], scratch[18];
+  int variant[18], shape[18], align[18], best[6], work[6], i, pick;
+  kg_points pt = {p, variant, shape, align, best, work, 18, 6};
+  kg_model m;
+  for (i = 0; i < 18; i++) {
     const int v = i / 6, s = i % 6;
-    variant[i] = v, shape[i] = s;
+    variant[i] = v, shape[i] = s, align[i] = v == 2 ? 2 : 16;
     p[i].waves = 1 + s % 3;
     p[i].k = ks[s];
-    p[i].t = v == 0 ? 2 + p[i].waves * (ks[s] + 64) * 0.01 : 1 + p[i].waves * (ks[s] + 64) * 0.009;
+    p[i].t = v == 1 ? 1 + p[i].waves * (ks[s] + 64) * 0.009 : (2 + p[i].waves * (ks[s] + 64) * 0.01) * (v + 1);
   }
   p[11].t *= 3;
-  ck_assert_double_eq_tol(kg_fit_loo(p, variant, shape, 12, 5, scratch, &pick, &best), p[11].t / p[5].t, 1e-12);
+  kg_fit_best(&pt);
+  ck_assert_int_eq(best[5], 5);
+  ck_assert_int_eq(best[0], 6);
+  ck_assert(kg_fit_wins(&pt, 0, -1));
+  ck_assert(!kg_fit_wins(&pt, 0, 5));
+  ck_assert(kg_fit_wins(&pt, 2, -1));
+  ck_assert_int_eq(kg_fit_model(&pt, 0, 5, scratch, &m), 0);
+  ck_assert_int_eq(kg_fit_model(&pt, 0, -1, scratch, &m), 1);
+  ck_assert_double_eq_tol(kg_fit_loo(&pt, 5, scratch, &pick), p[11].t / p[5].t, 1e-12);
   ck_assert_int_eq(pick, 11);
-  ck_assert_int_eq(best, 5);
-  ck_assert_double_eq(kg_fit_loo(p, variant, shape, 12, 7, scratch, &pick, &best), 0);   /* no such shape */
+  ck_assert_double_eq(kg_fit_loo(&pt, 7, scratch, &pick), 0);   /* no such problem */
   ck_assert_int_eq(pick, -1);
 }
 END_TEST
