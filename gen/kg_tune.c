@@ -376,7 +376,8 @@ static void kg_times_read(lua_State *L, const char *path, int variants, kg_times
   lua_pop(L, 2);
 }
 
-/* The model row of variant vi (record at v), pushed; nothing when it has too few points. */
+/* The model row of variant vi (record at v), pushed; nothing when it has too few points
+   or is the fastest at no tuned problem (kg_fit_model). */
 static int kg_model_row(lua_State *L, const kg_points *pt, int vi, int v, kg_sample *scratch) {
   kg_model m;
   char buf[256];
