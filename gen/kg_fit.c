@@ -10,6 +10,7 @@
  * 1/t^2), launch_us held at 0 where it would be negative; the k_extra whose
  * fit has the least squared log error wins.  The arithmetic is in a fixed
  * order, so the same file gives the same bytes. */
+#include <limits.h>
 #include <math.h>
 #include "kg.h"
 
@@ -61,24 +62,24 @@ int kg_fit_variant(const kg_sample *p, int n, kg_model *m) {
   return best >= 0;
 }
 
-void kg_fit_best(kg_points *pt) {
+/* Each problem's fastest point among variants of alignment <= align, into
+   out (-1 where none); the first of equal times wins. */
+static void kg_fit_fastest(const kg_points *pt, int align, int *out) {
   int i;
-  for (i = 0; i < pt->nshapes; i++) pt->best[i] = -1;
-  for (i = 0; i < pt->n; i++) {   /* the first of equal times wins */
-    int *b = &pt->best[pt->shape[i]];
-    if (*b < 0 || pt->p[i].t < pt->p[*b].t) *b = i;
+  for (i = 0; i < pt->nshapes; i++) out[i] = -1;
+  for (i = 0; i < pt->n; i++) {
+    int *b = &out[pt->shape[i]];
+    if (pt->align[i] <= align && (*b < 0 || pt->p[i].t < pt->p[*b].t)) *b = i;
   }
 }
+
+void kg_fit_best(kg_points *pt) { kg_fit_fastest(pt, INT_MAX, pt->best); }
 
 int kg_fit_wins(const kg_points *pt, int v, int skip) {
   int i, s, align = -1;
   for (i = 0; i < pt->n && align < 0; i++)
     if (pt->variant[i] == v) align = pt->align[i];
-  for (s = 0; s < pt->nshapes; s++) pt->work[s] = -1;
-  for (i = 0; i < pt->n; i++) {   /* the first of equal times wins */
-    int *b = &pt->work[pt->shape[i]];
-    if (pt->align[i] <= align && (*b < 0 || pt->p[i].t < pt->p[*b].t)) *b = i;
-  }
+  kg_fit_fastest(pt, align, pt->work);
   for (s = 0; s < pt->nshapes; s++)
     if (s != skip && pt->work[s] >= 0 && pt->variant[pt->work[s]] == v) return 1;
   return 0;

@@ -280,14 +280,16 @@ typedef struct kg_times {
 static int kg_times_shape(lua_State *L, const kg_line *ln, kg_times *tm) {
   int id;
   lua_pushfstring(L, "%s %s %s %s %s", ln->f[1], ln->f[2], ln->f[3], ln->f[4], ln->f[5]);
+  lua_pushvalue(L, -1);
   if (lua_rawget(L, tm->shapes) == LUA_TNIL) {
-    lua_pushfstring(L, "%s %s %s %s %s", ln->f[1], ln->f[2], ln->f[3], ln->f[4], ln->f[5]);
+    lua_pop(L, 1);
     lua_pushinteger(L, tm->nshapes);
     lua_rawset(L, tm->shapes);
     id = tm->nshapes++;
-  } else
+  } else {
     id = (int)lua_tointeger(L, -1);
-  lua_pop(L, 1);
+    lua_pop(L, 2);
+  }
   return id;
 }
 

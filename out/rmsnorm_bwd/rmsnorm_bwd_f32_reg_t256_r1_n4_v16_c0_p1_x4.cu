@@ -47,6 +47,15 @@ constexpr int kWeightRows = 0;         // weight rows (w, b) kept in dynamic sha
 // once is not sms * kMinCtas / kCluster.
 constexpr bool kPersistent = kPipe > 1 || (kWeightRows > 0 && kCluster == 1 && kRows == 1);
 
+// Clusters (CTAs when kCluster is 1) that fit the GPU at once, at kMinCtas per SM.
+static inline cudaError_t clusters_at_once(int64_t *n)
+{
+  int sms;
+  const cudaError_t e = kite__device_sms(&sms);
+  if (e == cudaSuccess) *n = (int64_t)sms * kMinCtas / kCluster;
+  return e;
+}
+
 __device__ __forceinline__ float to_f32(elem_t v) { return v; }
 __device__ __forceinline__ elem_t from_f32(float v) { return v; }
 
@@ -885,10 +894,8 @@ extern "C" cudaError_t kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4(const 
   const int64_t blocks = (a->M + kRows - 1) / kRows;
   int64_t limit = kMaxGrid / kCluster;
   if constexpr (kCluster == 1) {   // no more CTAs than fit at once: a second wave would hold partial rows too
-    int sms;
-    const cudaError_t e = kite__device_sms(&sms);
+    const cudaError_t e = clusters_at_once(&limit);
     if (e != cudaSuccess) return e;
-    limit = (int64_t)sms * kMinCtas;
   }
   const int64_t parts = sums_asked(*a) ? a->parts : blocks;   // CTAs (clusters) with partial rows
   const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < limit ? parts : limit);

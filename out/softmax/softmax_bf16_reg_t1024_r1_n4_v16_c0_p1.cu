@@ -44,6 +44,15 @@ constexpr int kWeightRows = 0;         // weight rows (w, b) kept in dynamic sha
 // once is not sms * kMinCtas / kCluster.
 constexpr bool kPersistent = kPipe > 1 || (kWeightRows > 0 && kCluster == 1 && kRows == 1);
 
+// Clusters (CTAs when kCluster is 1) that fit the GPU at once, at kMinCtas per SM.
+static inline cudaError_t clusters_at_once(int64_t *n)
+{
+  int sms;
+  const cudaError_t e = kite__device_sms(&sms);
+  if (e == cudaSuccess) *n = (int64_t)sms * kMinCtas / kCluster;
+  return e;
+}
+
 __device__ __forceinline__ float to_f32(elem_t v) { return __bfloat162float(v); }
 __device__ __forceinline__ elem_t from_f32(float v) { return __float2bfloat16_rn(v); }
 
@@ -621,11 +630,9 @@ extern "C" cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n4_v16_c0_p1(const void 
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
   int64_t limit = kMaxGrid / kCluster;
-  if (kPersistent) {
-    int sms;
-    const cudaError_t e = kite__device_sms(&sms);
+  if (kPersistent) {   // in clusters, like blocks
+    const cudaError_t e = clusters_at_once(&limit);
     if (e != cudaSuccess) return e;
-    limit = (int64_t)sms * kMinCtas / kCluster;   // in clusters, like blocks
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
   if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too

@@ -380,6 +380,15 @@ constexpr int kWeightRows = %d;         // weight rows (w, b) kept in dynamic sh
 // against 0.85x persistent).  Not for cluster rows: how many clusters fit at
 // once is not sms * kMinCtas / kCluster.
 constexpr bool kPersistent = kPipe > 1 || (kWeightRows > 0 && kCluster == 1 && kRows == 1);
+
+// Clusters (CTAs when kCluster is 1) that fit the GPU at once, at kMinCtas per SM.
+static inline cudaError_t clusters_at_once(int64_t *n)
+{
+  int sms;
+  const cudaError_t e = kite__device_sms(&sms);
+  if (e == cudaSuccess) *n = (int64_t)sms * kMinCtas / kCluster;
+  return e;
+}
 ]], d.ctype, p.threads, p.cluster, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
     M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass),
     (opts.dynamic_w and M.resident(p)) and opts.shared_w or 0))
@@ -412,11 +421,9 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
   int64_t limit = kMaxGrid / kCluster;
-  if (kPersistent) {
-    int sms;
-    const cudaError_t e = kite__device_sms(&sms);
+  if (kPersistent) {   // in clusters, like blocks
+    const cudaError_t e = clusters_at_once(&limit);
     if (e != cudaSuccess) return e;
-    limit = (int64_t)sms * kMinCtas / kCluster;   // in clusters, like blocks
   }
   const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
   if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too
@@ -460,10 +467,8 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
   const int64_t blocks = (a->M + kRows - 1) / kRows;
   int64_t limit = kMaxGrid / kCluster;
   if constexpr (kCluster == 1) {   // no more CTAs than fit at once: a second wave would hold partial rows too
-    int sms;
-    const cudaError_t e = kite__device_sms(&sms);
+    const cudaError_t e = clusters_at_once(&limit);
     if (e != cudaSuccess) return e;
-    limit = (int64_t)sms * kMinCtas;
   }
   const int64_t parts = sums_asked(*a) ? a->parts : blocks;   // CTAs (clusters) with partial rows
   const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < limit ? parts : limit);
