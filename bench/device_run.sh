@@ -95,8 +95,8 @@ gpu_parallel() {
   for op in $(row_ops); do for dt in bf16 f16 f32; do parts="$parts ${op}_${dt}_*"; done; done
   set -f; printf '%s\n' $parts entry targets invalid launch huge tuned | xargs -P 14 -I{} sh -c '
     case "$1" in
-      *_*) CK_RUN_CASE=variants KITE_TEST_ONLY="$1" timeout 300 build/test_gpu >"/tmp/gpu.$(echo "$1" | tr -d "*").log" 2>&1 ;;
-      *) CK_RUN_CASE="$1" timeout 300 build/test_gpu >"/tmp/gpu.$1.log" 2>&1 ;;
+      *_*) CK_RUN_CASE=variants KITE_TEST_ONLY="$1" timeout ${KITE_TEST_S:-300} build/test_gpu >"/tmp/gpu.$(echo "$1" | tr -d "*").log" 2>&1 ;;
+      *) CK_RUN_CASE="$1" timeout ${KITE_TEST_S:-300} build/test_gpu >"/tmp/gpu.$1.log" 2>&1 ;;
     esac
     echo "$1 rc=$?"' sh {} | sort >"$OUT/gpu_parts.txt"; set +f
   cat /tmp/gpu.*.log >"$OUT/gpu.log"
@@ -376,6 +376,33 @@ ops() {
   cp "$OUT"/{tests.log,tune.log,h200.tsv,h200.times.tsv,vs_torch.txt} "$keep"/ 2>/dev/null
 }
 
+# The committed table's gemm half checked (held-out shapes, kite_gemm's host
+# time) while the GPU is quiet, then test_gpu and test_norm whole, each split
+# over processes (KITE_TEST_S seconds each, 300).
+whole() {
+  timeout 40 build/kite-bench gemm --overhead >"$OUT/overhead.txt" 2>&1; echo "overhead rc=$?"; tail -3 "$OUT/overhead.txt"
+  timeout 130 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
+  local t0=$(date +%s) op dt c
+  for op in rmsnorm_bwd layernorm_bwd rmsnorm_res layernorm; do
+    for dt in bf16 f16 f32; do
+      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_*" timeout ${KITE_TEST_S:-300} build/test_norm \
+        >"/tmp/norm.$op.$dt.log" 2>&1 &
+    done
+    for c in $(op_cases "$op"); do
+      CK_RUN_CASE=$c timeout ${KITE_TEST_S:-300} build/test_norm >"/tmp/norm.$c.log" 2>&1 &
+    done
+  done
+  gpu_parallel
+  wait
+  cat /tmp/norm.*.log >"$OUT/norm.log"
+  echo "---- test_norm in $(ls /tmp/norm.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s"
+  grep -E "^[0-9]+%: Checks" "$OUT/norm.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "test_norm: %d checks, %d failures, %d errors\n", c, f, e }'
+  echo "processes done: $(grep -cE '^[0-9]+%: Checks' "$OUT/norm.log")"
+  echo "norm variants run: $(grep -cE 'shapes, worst|^variant .*; worst' "$OUT/norm.log"); row variants run: $(grep -cE 'shapes, worst|^variant .*; worst' "$OUT/gpu.log")"
+  grep -E ":[EF]:|crashed" "$OUT/norm.log" | cut -c1-300 | head -8
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -395,6 +422,7 @@ case $stage in
   tune) tune ;;
   tuneall) tuneall ;;
   checktable) checktable ;;
+  whole) whole ;;
   final4) gpu_suites cpu; gemm_suite ;;
   ops) ops ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
