@@ -53,7 +53,7 @@
 #include "bench_util.h"
 #include "kite.h"
 
-#define MAX_SHAPES 160
+#define MAX_SHAPES 192
 #define TUNE_REPS 5
 #define CHECK_SHAPES 30
 #define WORKSPACE_BYTES ((size_t)32 << 20)
@@ -143,7 +143,8 @@ static void usage(FILE *f)
     "  --check-dispatch    30 random M, N, K in [64, 16384] (log-uniform, not grid points): the\n"
     "                      dispatched variant's time over the best checked variant's, same run\n"
     "  --tune FILE         time every variant over the tuning grid (M, N, K in 64, 256, 1024,\n"
-    "                      4096, 16384, then the suite) with warm-up 2 and 5 rounds, and append\n"
+    "                      4096, 16384; in 136, 1000, 8200, rows not whole 128-byte lines; then\n"
+    "                      the suite) with warm-up 2 and 5 rounds, and append\n"
     "                      the fastest two checked variants per shape to FILE (bench/tuned/<gpu>.tsv\n"
     "                      lines; `kite-bench --tune` writes its header and the row ops first)\n"
     "  --times FILE        with --tune: every checked variant's time at each shape, appended to FILE\n"
@@ -227,6 +228,14 @@ static void parse_args(struct gemm_opts *o, int argc, char **argv)
         for (int k = 0; k < 5; k++) o->shapes[o->nshapes++] = (struct gemm_shape){ grid[i], grid[j], grid[k], 0 };
     /* (not the unaligned one: its fallback variant must not win a bucket that aligned shapes share) */
     /* (and once each: a bucket has one rule) */
+    /* Ragged rows (K * 2 bytes not a multiple of 128): each variant's factor
+       there (gen/kg_fit.c).  Between the grid's points, multiples of 8 like
+       the held-out draw, never one of its shapes. */
+    static const int64_t ragged[] = { 136, 1000, 8200 };
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++)
+        for (int k = 0; k < 3; k++)
+          o->shapes[o->nshapes++] = (struct gemm_shape){ ragged[i], ragged[j], ragged[k], 0 };
     const int ngrid = o->nshapes;
     for (int i = 0; i < N_SUITE && o->nshapes < MAX_SHAPES; i++) {
       const struct gemm_shape *t = &SUITE[i];

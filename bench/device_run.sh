@@ -403,6 +403,33 @@ whole() {
   grep -E ":[EF]:|crashed" "$OUT/norm.log" | cut -c1-300 | head -8
 }
 
+# The gemm tune alone (export KITE_ONLY='gemm*' to build only gemm): its
+# lines put in bench/tuned/h200*.tsv in place of the old gemm lines, the
+# table regenerated, the models checked (leave-one-out, kite-gen) and the
+# held-out shapes and kite_gemm's host time measured.  Six files come back:
+# summary.txt, build.log, tune.gemm.log, h200.tsv, h200.times.tsv,
+# check_dispatch_gemm.txt.
+gemmtune() {
+  local t0=$(date +%s) f rc
+  timeout 330 build/kite-bench gemm --tune /tmp/g.tsv --times /tmp/g.times.tsv >"$OUT/tune.gemm.log" 2>&1
+  rc=$?
+  echo "gemm tune: rc=$rc, $(( $(date +%s) - t0 )) s; $(grep -c . /tmp/g.times.tsv) times lines" | tee -a "$OUT/summary.txt"
+  tail -3 "$OUT/tune.gemm.log"
+  [ $rc -eq 0 ] || return 0
+  for f in tsv times.tsv; do
+    { grep -vP '^gemm\t' bench/tuned/h200.$f; grep -hvP '^(#|op\t)' /tmp/g.$f; } >/tmp/h200.$f
+    cp /tmp/h200.$f bench/tuned/h200.$f; cp /tmp/h200.$f "$OUT/h200.$f"
+  done
+  t0=$(date +%s)
+  { make gen KITE_GPU=h200 && make -j16 build/libkite.so build/kite-bench; } >/tmp/regen.log 2>&1
+  echo "table regenerated: rc=$?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
+  build/kite-gen -t templates --times bench/tuned/h200.times.tsv --check-model -o /tmp/cm 2>&1 | tail -1 | tee -a "$OUT/summary.txt"
+  grep -A18 "kite_gemm_models\[\] = {" out/kite_table.c | cut -c1-120
+  timeout 40 build/kite-bench gemm --overhead 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
+  timeout 140 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?; $(grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt")" | tee -a "$OUT/summary.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -423,6 +450,7 @@ case $stage in
   tuneall) tuneall ;;
   checktable) checktable ;;
   whole) whole ;;
+  gemmtune) gemmtune ;;
   final4) gpu_suites cpu; gemm_suite ;;
   ops) ops ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;

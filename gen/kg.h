@@ -69,6 +69,8 @@ const char *kg_tostr(lua_State *L, int idx);
 void kg_space_discover(lua_State *L);
 void kg_space_load(lua_State *L, const char *op, int variants, int seen);
 const char *kg_dtype_enum(const char *dtype);
+/* Bytes per element of dtype, 0 if it has none. */
+int kg_dtype_size(const char *dtype);
 
 /* ---- outputs (kg_write.c) ------------------------------------------ */
 
@@ -108,17 +110,28 @@ void kg_spans_push(lua_State *L, int variants, kg_rpoint *p, int np);
 
 typedef struct kg_sample {
   double waves, k, t;     /* waves of output tiles, K, measured time (us) */
+  int ragged;             /* A and B rows not 128-byte aligned (KG_FIT_LINE) */
 } kg_sample;
+
+/* TMA fetches rows in lines of this many bytes: rows (K elements here) that
+   are not whole lines cost every variant more, and some far more. */
+#define KG_FIT_LINE 128
 
 typedef struct kg_model {
   double launch_us, us_per_k, k_extra, rms_log;  /* rms_log: the fit's log error */
+  double ragged;          /* its time's factor on ragged problems (1: none measured) */
   int points;
 } kg_model;
 
 /* ceil(ceil(m / tile_m) * ceil(n / tile_n) / sms) */
 double kg_fit_waves(long long m, long long n, long long tile_m, long long tile_n, long long sms);
-/* Fits the model to p[0..n); 0 (m untouched) when n < KG_FIT_MIN. */
+/* Fits the model to the aligned points of p[0..n), then the ragged factor to
+   the others (geomean of time over prediction); 0 (m untouched) when fewer
+   than KG_FIT_MIN points are aligned. */
 int kg_fit_variant(const kg_sample *p, int n, kg_model *m);
+
+/* What m predicts for the problem of p (its waves, K and raggedness), in us. */
+double kg_fit_predict(const kg_model *m, const kg_sample *p);
 
 /* The gemm points of a times file, by variant and problem. */
 typedef struct kg_points {

@@ -1,7 +1,13 @@
 /* kg_fit.c - the measured gemm cost model, fitted to one variant's times:
  *
- *     t = launch_us + waves * (K + k_extra) * us_per_k
+ *     t = (launch_us + waves * (K + k_extra) * us_per_k) * (ragged problem ? ragged : 1)
  *     waves = ceil(ceil(M / tile_m) * ceil(N / tile_n) / sms)
+ *
+ * A ragged problem's rows of A and B are not whole 128-byte lines (K * size
+ * % KG_FIT_LINE): every TMA row then spans one line more, and tiles of few
+ * rows lose most (H200: 1.1x for 128x256 tiles, 1.4x for 64x256, on held-out
+ * shapes).  The base model is fitted to the aligned points alone, the factor
+ * to the ragged ones.
  *
  * A launch costs launch_us; then each wave of output tiles runs the k-loop
  * (K) and what the tile does outside it (k_extra, in units of K).  k_extra
@@ -28,6 +34,7 @@ static double kg_fit_at(const kg_sample *p, int n, double kx, double *a, double 
   int i;
   for (i = 0; i < n; i++) {
     double x = p[i].waves * (p[i].k + kx), w = 1.0 / (p[i].t * p[i].t);
+    if (p[i].ragged) continue;
     sw += w; sx += w * x; sxx += w * x * x; st += w * p[i].t; sxt += w * x * p[i].t;
   }
   det = sw * sxx - sx * sx;
@@ -39,15 +46,33 @@ static double kg_fit_at(const kg_sample *p, int n, double kx, double *a, double 
   }
   for (i = 0; i < n; i++) {
     double e = log((*a + *b * p[i].waves * (p[i].k + kx)) / p[i].t);
-    err += e * e;
+    if (!p[i].ragged) err += e * e;
   }
   return err;
 }
 
+double kg_fit_predict(const kg_model *m, const kg_sample *p) {
+  return (m->launch_us + p->waves * (p->k + m->k_extra) * m->us_per_k) * (p->ragged ? m->ragged : 1.0);
+}
+
+/* The ragged factor: the geomean of time over the base prediction at the
+   ragged points (1 without any). */
+static double kg_fit_ragged(const kg_sample *p, int n, const kg_model *m) {
+  double logsum = 0;
+  int i, count = 0;
+  for (i = 0; i < n; i++)
+    if (p[i].ragged) {
+      logsum += log(p[i].t / (m->launch_us + p[i].waves * (p[i].k + m->k_extra) * m->us_per_k));
+      count++;
+    }
+  return count ? exp(logsum / count) : 1.0;
+}
+
 int kg_fit_variant(const kg_sample *p, int n, kg_model *m) {
-  int kx;
+  int kx, i, aligned = 0;
   double best = -1;
-  if (n < KG_FIT_MIN) return 0;
+  for (i = 0; i < n; i++) aligned += !p[i].ragged;
+  if (aligned < KG_FIT_MIN) return 0;
   for (kx = 0; kx <= KG_FIT_K_MAX; kx += KG_FIT_K_STEP) {
     double a, b, err = kg_fit_at(p, n, kx, &a, &b);
     if (b > 0 && (best < 0 || err < best)) {
@@ -58,7 +83,8 @@ int kg_fit_variant(const kg_sample *p, int n, kg_model *m) {
     }
   }
   m->points = n;
-  m->rms_log = best >= 0 ? sqrt(best / n) : 0;
+  m->rms_log = best >= 0 ? sqrt(best / aligned) : 0;
+  m->ragged = best >= 0 ? kg_fit_ragged(p, n, m) : 1.0;
   return best >= 0;
 }
 
@@ -102,7 +128,7 @@ double kg_fit_loo(const kg_points *pt, int s, kg_sample *scratch, int *pick) {
     kg_model m;
     double t;
     if (pt->shape[i] != s || !kg_fit_model(pt, pt->variant[i], s, scratch, &m)) continue;
-    t = m.launch_us + pt->p[i].waves * (pt->p[i].k + m.k_extra) * m.us_per_k;
+    t = kg_fit_predict(&m, &pt->p[i]);
     if (*pick < 0 || t < pred) *pick = i, pred = t;
   }
   return *pick < 0 ? 0 : pt->p[*pick].t / pt->p[pt->best[s]].t;

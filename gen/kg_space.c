@@ -64,6 +64,14 @@ static const char *const kg_dtypes[][2] = {
   {"bf16", "KITE_BF16"}, {"f16", "KITE_F16"}, {"f32", "KITE_F32"},
   {"e4m3", "KITE_E4M3"}, {NULL, NULL}
 };
+static const int kg_dtype_sizes[] = {2, 2, 4, 1};
+
+int kg_dtype_size(const char *dtype) {
+  int i;
+  for (i = 0; kg_dtypes[i][0]; i++)
+    if (strcmp(dtype, kg_dtypes[i][0]) == 0) return kg_dtype_sizes[i];
+  return 0;
+}
 
 /* The kite_dtype constant for dtype, or NULL if it has none. */
 const char *kg_dtype_enum(const char *dtype) {

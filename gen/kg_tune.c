@@ -331,6 +331,7 @@ static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_ti
   tm->p[tm->n].waves = kg_fit_waves(m, n, tile_m, tile_n, sms);
   tm->p[tm->n].k = (double)k;
   tm->p[tm->n].t = t;
+  tm->p[tm->n].ragged = k * kg_dtype_size(ln->f[1]) % KG_FIT_LINE != 0;   /* the tune's rows are K long */
   tm->n++;
   lua_settop(L, v - 1);
 }
@@ -385,8 +386,8 @@ static int kg_model_row(lua_State *L, const kg_points *pt, int vi, int v, kg_sam
   char buf[256];
   if (!kg_fit_model(pt, vi, -1, scratch, &m)) return 0;
   lua_getfield(L, v, "name");
-  snprintf(buf, sizeof buf, "  {%d, %#.5gf, %#.5gf, %#.5gf, %d},  /* %s: rms log error %.3f */\n", vi, m.launch_us,
-           m.us_per_k, m.k_extra, m.points, lua_tostring(L, -1), m.rms_log);
+  snprintf(buf, sizeof buf, "  {%d, %#.5gf, %#.5gf, %#.5gf, %#.4gf, %d},  /* %s: rms log error %.3f */\n", vi,
+           m.launch_us, m.us_per_k, m.k_extra, m.ragged, m.points, lua_tostring(L, -1), m.rms_log);
   lua_pop(L, 1);
   lua_pushstring(L, buf);
   return 1;

@@ -151,7 +151,7 @@ void kg_write_table(lua_State *L, int variants, int rules, int models, int spans
   luaL_addstring(&b, "};\n");
   lua_pushfstring(L, "const int32_t kite_rules_len = %d;\n\n", nr);
   luaL_addvalue(&b);
-  kg_measured(L, &b, models, "/* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */\n"
+  kg_measured(L, &b, models, "/* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */\n"
               "const struct kite_gemm_model kite_gemm_models[] = {\n",
               "  {0},  /* no measured gemm models: the templates' figures */\n", "kite_gemm_models_len");
   luaL_addchar(&b, '\n');

@@ -2666,24 +2666,24 @@ const struct kite_rule kite_rules[] = {
 };
 const int32_t kite_rules_len = 639;
 
-/* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */
+/* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
-  {231, 2.7106f, 0.0098685f, 416.00f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
-  {232, 2.4232f, 0.0099312f, 432.00f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.169 */
-  {233, 3.4892f, 0.0034408f, 192.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.101 */
-  {234, 3.5616f, 0.0040888f, 288.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.168 */
-  {237, 3.5803f, 0.0044330f, 272.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.166 */
-  {238, 4.0551f, 0.0041951f, 184.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.182 */
-  {239, 3.2690f, 0.0052531f, 432.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.164 */
-  {240, 3.7427f, 0.0052252f, 352.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.172 */
-  {241, 3.0840f, 0.0075709f, 392.00f, 135},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.144 */
-  {244, 4.0433f, 0.0033760f, 104.00f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
-  {245, 4.1710f, 0.0038915f, 184.00f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.173 */
-  {247, 3.9555f, 0.0051989f, 360.00f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.192 */
-  {248, 4.2673f, 0.0042690f, 168.00f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.171 */
-  {249, 3.9029f, 0.0051109f, 360.00f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.169 */
-  {251, 5.5162f, 0.010098f, 64.000f, 135},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.415 */
-  {252, 2.6644f, 0.033211f, 144.00f, 135},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.214 */
+  {231, 2.7058f, 0.0098629f, 416.00f, 1.121f, 135},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
+  {232, 2.4187f, 0.0099255f, 432.00f, 1.122f, 135},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.169 */
+  {233, 3.4819f, 0.0034364f, 192.00f, 1.373f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.098 */
+  {234, 3.5443f, 0.0040859f, 288.00f, 1.553f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.165 */
+  {237, 3.5645f, 0.0044299f, 272.00f, 1.436f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.164 */
+  {238, 4.0378f, 0.0041922f, 184.00f, 1.520f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.180 */
+  {239, 3.2600f, 0.0052506f, 432.00f, 1.170f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.164 */
+  {240, 3.7332f, 0.0052227f, 352.00f, 1.179f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.172 */
+  {241, 3.0770f, 0.0075672f, 392.00f, 1.134f, 135},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.144 */
+  {244, 4.0343f, 0.0033716f, 104.00f, 1.424f, 135},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.113 */
+  {245, 4.1538f, 0.0038890f, 184.00f, 1.497f, 135},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.171 */
+  {247, 3.9420f, 0.0051959f, 360.00f, 1.264f, 135},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.192 */
+  {248, 4.2505f, 0.0042661f, 168.00f, 1.469f, 135},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.169 */
+  {249, 3.8958f, 0.0051092f, 360.00f, 1.115f, 135},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.169 */
+  {251, 5.5072f, 0.010076f, 64.000f, 1.998f, 135},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.413 */
+  {252, 2.6626f, 0.033144f, 144.00f, 1.894f, 135},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.208 */
 };
 const int32_t kite_gemm_models_len = 16;
 

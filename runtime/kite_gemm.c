@@ -21,6 +21,12 @@
 /* SM count explain assumes without a device (H100 SXM, H200). */
 #define KITE_GEMM_DEFAULT_SMS 132
 
+/* TMA fetches rows of A and B in lines of this many bytes.  The alignment
+   the dispatch sees is measured up to it: a problem whose pointers or row
+   strides are not whole lines ("ragged") runs slower, by a factor measured
+   per variant (kite_gemm_model.ragged; gen/kg_fit.c). */
+#define KITE_GEMM_LINE 128
+
 /* ---- argument checks ---------------------------------------------------------------- */
 
 static kite_status kite_gemm_check_dtypes(kite_dtype ab, kite_dtype c)
@@ -88,12 +94,13 @@ static kite_status kite_gemm_check(kite_dtype ab, kite_dtype c, const kite_gemm_
   return kite_gemm_check_layout(a, esab, esc);
 }
 
-/* Alignment A and B offer a variant: their pointers and byte row strides. */
+/* Alignment A and B offer a variant: the largest power of two, up to
+   KITE_GEMM_LINE, dividing their pointers and byte row strides. */
 static int32_t kite_gemm_align(const kite_gemm_args *a, int esab)
 {
-  const void *ptrs[2] = { a->A, a->B };
-  const int64_t strides[2] = { a->lda * esab, a->ldb * esab };
-  return kite__align_of(ptrs, 2, strides, 2);
+  const uint64_t bits = KITE_GEMM_LINE | (uint64_t)(uintptr_t)a->A | (uint64_t)(uintptr_t)a->B |
+                        (uint64_t)(a->lda * esab) | (uint64_t)(a->ldb * esab);
+  return (int32_t)(bits & (~bits + 1));   /* lowest set bit */
 }
 
 /* ---- the heuristic -------------------------------------------------------------------- */
@@ -155,13 +162,15 @@ const struct kite_variant *kite__gemm_pick(const struct kite_variant *tab, int32
 
 /* ---- the measured model (bench/tuned/<gpu>.times.tsv, fitted by kite-gen) ---------------- */
 
-/* What model m predicts for its variant v on M x N x K over sms SMs, in us. */
+/* What model m predicts for its variant v on M x N x K over sms SMs, A and
+   B aligned to align bytes, in us. */
 static double kite_gemm_model_us(const struct kite_gemm_model *m, const struct kite_variant *v, int64_t M,
-                                 int64_t N, int64_t K, int sms)
+                                 int64_t N, int64_t K, int32_t align, int sms)
 {
   int64_t tiles;
-  return (double)m->launch_us + (double)kite_gemm_waves(v, M, N, sms, &tiles) * ((double)K + m->k_extra) *
-                                    (double)m->us_per_k;
+  const double t = (double)m->launch_us + (double)kite_gemm_waves(v, M, N, sms, &tiles) *
+                                              ((double)K + m->k_extra) * (double)m->us_per_k;
+  return align % KITE_GEMM_LINE != 0 ? t * m->ragged : t;
 }
 
 const struct kite_gemm_model *kite__gemm_model_pick(const struct kite_gemm_model *models, int32_t nmodels,
@@ -175,7 +184,7 @@ const struct kite_gemm_model *kite__gemm_model_pick(const struct kite_gemm_model
   for (int32_t i = 0; i < nmodels; i++) {
     const struct kite_gemm_model *m = &models[i];
     if (m->variant < 0 || m->variant >= ntab || !kite__gemm_fits(&tab[m->variant], &fit)) continue;
-    const double t = kite_gemm_model_us(m, &tab[m->variant], M, N, K, sms);
+    const double t = kite_gemm_model_us(m, &tab[m->variant], M, N, K, align, sms);
     if (!best || t < best_us) {
       best = m;
       best_us = t;
@@ -311,7 +320,7 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   const int have_sms = kite__device_sms(&sms) == cudaSuccess;
   if (!have_sms) sms = KITE_GEMM_DEFAULT_SMS;
   struct kite_gemm_why why;
-  const struct kite_variant *v = kite_gemm_choose(dtype, dtype, M, N, K, 16, sms, &why);
+  const struct kite_variant *v = kite_gemm_choose(dtype, dtype, M, N, K, KITE_GEMM_LINE, sms, &why);
   const struct kite_rule *r = why.rule;
   if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s -> %s", d, d);
   int64_t tiles;
@@ -320,7 +329,7 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
     const struct kite_gemm_model *m = why.model;
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (measured model: least predicted time, %.1f us = "
              "%.2f us + %lld wave%s * (K + %.0f) * %.3g us; tile %dx%d, %lld tile%s on %d SMs%s; fitted to %d "
-             "measured shapes; assumes 16-byte-aligned A, B and strides, C of the same dtype as A and B)", d,
+             "measured shapes; assumes A, B and row strides aligned to 128 bytes, C of the same dtype as A and B)", d,
              (long long)M, (long long)N, (long long)K, v->name, why.model_us, (double)m->launch_us,
              (long long)waves, waves == 1 ? "" : "s", (double)m->k_extra, (double)m->us_per_k, (int)v->tile_m,
              (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s", sms, have_sms ? "" : " (assumed: no device)",
@@ -329,14 +338,14 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   }
   if (r) {
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (tuned rule: nearest tuned shape %lldx%lldx%lld in "
-             "log2 space, where it ran %.1f us, the fastest measured; assumes 16-byte-aligned A, B and strides, "
+             "log2 space, where it ran %.1f us, the fastest measured; assumes A, B and row strides aligned to 128 bytes, "
              "C of the same dtype as A and B)", d, (long long)M, (long long)N, (long long)K,
              v->name, (long long)r->m, (long long)r->n, (long long)r->k, (double)r->time_us);
     return KITE_OK;
   }
   snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area * (K + cost_k) / "
            "efficiency; tile %dx%d, %lld tile%s, %lld wave%s on %d SMs%s, efficiency %d/1000, cost_k %d; "
-           "assumes 16-byte-aligned A, B and strides, C of the same dtype as A and B)", d, (long long)M,
+           "assumes A, B and row strides aligned to 128 bytes, C of the same dtype as A and B)", d, (long long)M,
            (long long)N, (long long)K, v->name, (int)v->tile_m, (int)v->tile_n, (long long)tiles,
            tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms, have_sms ? "" : " (assumed: no device)",
            (int)v->eff, (int)v->cost_k);

@@ -49,10 +49,11 @@ struct kite_rule {
 /* A measured cost model of a gemm variant, fitted by kite-gen (gen/kg_fit.c)
  * to bench/tuned/<gpu>.times.tsv: a launch takes about
  *     launch_us + waves * (K + k_extra) * us_per_k microseconds,
- *     waves = ceil(ceil(M / tile_m) * ceil(N / tile_n) / SMs). */
+ *     waves = ceil(ceil(M / tile_m) * ceil(N / tile_n) / SMs),
+ * times ragged where A, B or their row strides are not 128-byte aligned. */
 struct kite_gemm_model {
   int32_t variant;       /* index into kite_variants                        */
-  float launch_us, us_per_k, k_extra;
+  float launch_us, us_per_k, k_extra, ragged;
   int32_t points;        /* measured shapes it was fitted to                */
 };
 

@@ -562,7 +562,7 @@ START_TEST(test_no_variants) {
                       "  {0},  /* no tuned rules: the heuristics pick */\n"
                       "};\n"
                       "const int32_t kite_rules_len = 0;\n\n"
-                      "/* variant, launch_us, us_per_k, k_extra, points (kg_fit.c) */\n"
+                      "/* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */\n"
                       "const struct kite_gemm_model kite_gemm_models[] = {\n"
                       "  {0},  /* no measured gemm models: the templates' figures */\n"
                       "};\n"
@@ -813,23 +813,35 @@ END_TEST
 #define XH "op\tdtype\tdtype_out\tm\tn\tk\tvariant\ttime_us\tsms\n"
 
 /* Exact times of the model launch 2 + waves * (K + 64) * 0.01 come back as
- * that model; a variant with too few points gets none. */
+ * that model, and two ragged points at 1.3x and 1.1x it as its ragged
+ * factor (their geomean) without moving the rest; a variant with too few
+ * aligned points gets none. */
 START_TEST(test_fit_exact) {
-  static const double ks[6] = {64, 128, 512, 1024, 4096, 300};
-  kg_sample p[6];
+  static const double ks[8] = {64, 128, 512, 1024, 4096, 300, 1000, 72};
+  kg_sample p[8];
   kg_model m;
   int i;
-  for (i = 0; i < 6; i++) {
+  for (i = 0; i < 8; i++) {
     p[i].waves = 1 + i % 3;
     p[i].k = ks[i];
-    p[i].t = 2 + p[i].waves * (ks[i] + 64) * 0.01;
+    p[i].t = (2 + p[i].waves * (ks[i] + 64) * 0.01) * (i == 6 ? 1.3 : i == 7 ? 1.1 : 1);
+    p[i].ragged = i >= 6;
   }
   ck_assert_int_eq(kg_fit_variant(p, 6, &m), 1);
   ck_assert_double_eq_tol(m.launch_us, 2, 1e-9);
   ck_assert_double_eq_tol(m.us_per_k, 0.01, 1e-12);
   ck_assert_double_eq(m.k_extra, 64);
+  ck_assert_double_eq(m.ragged, 1);
   ck_assert_int_eq(m.points, 6);
+  ck_assert_int_eq(kg_fit_variant(p, 8, &m), 1);
+  ck_assert_double_eq_tol(m.launch_us, 2, 1e-9);
+  ck_assert_double_eq_tol(m.us_per_k, 0.01, 1e-12);
+  ck_assert_double_eq(m.k_extra, 64);
+  ck_assert_double_eq_tol(m.ragged, sqrt(1.3 * 1.1), 1e-12);
+  ck_assert_double_eq_tol(kg_fit_predict(&m, &p[7]), p[7].t * sqrt(1.3 / 1.1), 1e-9);
+  ck_assert_int_eq(m.points, 8);
   ck_assert_int_eq(kg_fit_variant(p, KG_FIT_MIN - 1, &m), 0);
+  ck_assert_int_eq(kg_fit_variant(p + 5, 3, &m), 0);   /* one aligned point */
   ck_assert_double_eq(kg_fit_waves(129, 8, 64, 8, 4), 1);   /* 3 tiles on 4 SMs */
   ck_assert_double_eq(kg_fit_waves(257, 9, 64, 8, 4), 3);   /* 5 x 2 tiles */
 }
@@ -850,6 +862,7 @@ START_TEST(test_fit_loo) {
   for (i = 0; i < 18; i++) {
     const int v = i / 6, s = i % 6;
     variant[i] = v, shape[i] = s, align[i] = v == 2 ? 2 : 16;
+    p[i].ragged = 0;
     p[i].waves = 1 + s % 3;
     p[i].k = ks[s];
     p[i].t = v == 1 ? 1 + p[i].waves * (ks[s] + 64) * 0.009 : (2 + p[i].waves * (ks[s] + 64) * 0.01) * (v + 1);
@@ -871,7 +884,9 @@ START_TEST(test_fit_loo) {
 END_TEST
 
 /* A times file through kite-gen: beta_b1's model in the table (index 3),
- * nothing for beta_b2 (two points) or alpha (a row op: no output tiles). */
+ * its ragged factor from the one problem whose rows (300 f32) are not whole
+ * 128-byte lines, timed 1.25x; nothing for beta_b2 (two points) or alpha (a
+ * row op: no output tiles). */
 START_TEST(test_times_models) {
   static const int mnk[6][3] = {{64, 8, 64}, {128, 8, 128}, {512, 64, 512},
                                 {64, 64, 1024}, {1024, 8, 4096}, {256, 16, 300}};
@@ -883,7 +898,7 @@ START_TEST(test_times_models) {
   for (i = 0; i < 6; i++) {   /* beta_b1: 64 x 8 tiles, 4 SMs */
     double w = kg_fit_waves(mnk[i][0], mnk[i][1], 64, 8, 4);
     snprintf(line, sizeof line, "beta\tf32\tbf16\t%d\t%d\t%d\tbeta_b1\t%.6f\t4\n", mnk[i][0], mnk[i][1],
-             mnk[i][2], 2 + w * (mnk[i][2] + 64) * 0.01);
+             mnk[i][2], (2 + w * (mnk[i][2] + 64) * 0.01) * (mnk[i][2] == 300 ? 1.25 : 1));
     strcat(body, line);
   }
   strcat(body, "beta\tf32\tbf16\t64\t8\t64\tbeta_b2\t5\t4\nbeta\tf32\tbf16\t64\t8\t128\tbeta_b2\t6\t4\n");
@@ -896,7 +911,7 @@ START_TEST(test_times_models) {
   ck_assert_msg(r.rc == 0, "%s", r.err);
   s = slurp(cat(out, "kite_table.c"));
   ck_assert_msg(strstr(s, "const struct kite_gemm_model kite_gemm_models[] = {\n"
-                          "  {3, 2.0000f, 0.010000f, 64.000f, 6},  /* beta_b1: rms log error 0.000 */\n"
+                          "  {3, 2.0000f, 0.010000f, 64.000f, 1.250f, 6},  /* beta_b1: rms log error 0.000 */\n"
                           "};\nconst int32_t kite_gemm_models_len = 1;\n") != NULL, "%s", s);
   free(s);
   run_free(r);

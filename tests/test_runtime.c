@@ -1307,16 +1307,16 @@ START_TEST(gemm_explain)
   for (int d = 0; d < 2; d++)
     for (int k = 0; k < 4; k++) {
       const int64_t *sh = shapes[k];
-      /* no device here: explain assumes 132 SMs and 16-byte-aligned operands, C of A's dtype */
+      /* no device here: explain assumes 132 SMs and A, B and row strides aligned to 128 bytes, C of A's dtype */
       const struct kite_variant *want = kite__gemm_pick(kite_variants, kite_variants_len, dts[d], dts[d],
-                                                        sh[0], sh[1], sh[2], 16, 132);
+                                                        sh[0], sh[1], sh[2], 128, 132);
       const kite_status s = kite_explain("gemm", dts[d], sh[0], sh[1], sh[2], buf, sizeof buf);
       if (!want) {
         KT_KITE_EXPECT(s, KITE_ERR_NO_KERNEL);
         continue;
       }
       KT_KITE_OK(s);
-      const struct kite_rule *r = kite__gemm_rule(dts[d], dts[d], sh[0], sh[1], sh[2], 16);
+      const struct kite_rule *r = kite__gemm_rule(dts[d], dts[d], sh[0], sh[1], sh[2], 128);
       if (r) {   /* a tuned rule decides (bench/tuned) */
         ck_assert_msg(strstr(buf, kite_variants[r->variant].name) && strstr(buf, "tuned rule"),
                       "explain gemm: \"%s\", want the rule's %s", buf, kite_variants[r->variant].name);
@@ -1325,7 +1325,7 @@ START_TEST(gemm_explain)
       double us;
       const struct kite_gemm_model *m = kite__gemm_model_pick(kite_gemm_models, kite_gemm_models_len,
                                                               kite_variants, kite_variants_len, dts[d], dts[d],
-                                                              sh[0], sh[1], sh[2], 16, 132, &us);
+                                                              sh[0], sh[1], sh[2], 128, 132, &us);
       if (m) {   /* else the measured models (bench/tuned/<gpu>.times.tsv) */
         ck_assert_msg(strstr(buf, kite_variants[m->variant].name) && strstr(buf, "measured model") &&
                       strstr(buf, "wave") && strstr(buf, "132 SMs"), "explain gemm: \"%s\", want the model's %s",
@@ -1333,7 +1333,7 @@ START_TEST(gemm_explain)
         continue;
       }
       ck_assert_msg(strstr(buf, want->name) && strstr(buf, "wave") && strstr(buf, "tile") &&
-                    strstr(buf, "132 SMs") && strstr(buf, "16-byte"), "explain gemm: \"%s\", want %s", buf,
+                    strstr(buf, "132 SMs") && strstr(buf, "128 bytes"), "explain gemm: \"%s\", want %s", buf,
                     want->name);
     }
   ck_assert_msg(kite__launch_count() == before, "kite_explain launched");
@@ -1664,7 +1664,7 @@ START_TEST(committed_rules_are_consistent)
     ck_assert(m->variant >= 0 && m->variant < kite_variants_len);
     ck_assert_str_eq(kite_variants[m->variant].op, "gemm");
     ck_assert(kite_variants[m->variant].tile_m > 0 && kite_variants[m->variant].tile_n > 0);
-    ck_assert(m->launch_us >= 0.f && m->us_per_k > 0.f && m->k_extra >= 0.f && m->points >= 4);
+    ck_assert(m->launch_us >= 0.f && m->us_per_k > 0.f && m->k_extra >= 0.f && m->ragged > 0.f && m->points >= 4);
     if (i > 0) ck_assert_int_gt(m->variant, kite_gemm_models[i - 1].variant);   /* table order, once each */
   }
   if (kite_rules_len == 0)
@@ -1696,25 +1696,38 @@ END_TEST
 
 /* The measured gemm models: the fitting variant predicted fastest wins (the
    big tile when both fill their waves, the small one when the big one's
-   only wave is half empty); other dtypes and alignments never count. */
+   only wave is half empty, the big one again when rows are not whole
+   128-byte lines and the small one's ragged factor is the larger); other
+   dtypes and alignments never count. */
 START_TEST(gemm_model_pick)
 {
   static const struct kite_gemm_model models[] = {
-    { 4, 3.0f, 0.0095f, 400.f, 50 },   /* gemm_a: 128x256 tiles */
-    { 5, 4.0f, 0.005f, 300.f, 50 },    /* gemm_b: 128x128 */
-    { 6, 1.0f, 0.001f, 0.f, 50 },      /* gemm_c: bf16 -> f32, cheapest of all */
+    { 4, 3.0f, 0.0095f, 400.f, 1.1f, 50 },   /* gemm_a: 128x256 tiles */
+    { 5, 4.0f, 0.005f, 300.f, 1.5f, 50 },    /* gemm_b: 128x128 */
+    { 6, 1.0f, 0.001f, 0.f, 1.0f, 50 },      /* gemm_c: bf16 -> f32, cheapest of all */
   };
   double us = 0;
   /* 4096^2: a 4 waves of 512 tiles, 3 + 4 * 4496 * 0.0095 = 173.85; b 8 waves, 4 + 8 * 4396 * 0.005 = 179.84 */
   const struct kite_gemm_model *m = kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_BF16, 4096,
-                                                          4096, 4096, 16, 132, &us);
+                                                          4096, 4096, 128, 132, &us);
   ck_assert_ptr_nonnull(m);
   ck_assert_str_eq(rule_tab[m->variant].name, "gemm_a");
   ck_assert_double_eq_tol(us, 173.848, 1e-3);
   /* 1024 x 2048: one wave each; a 3 + 4496 * 0.0095 = 45.71, b 4 + 4396 * 0.005 = 25.98 */
-  m = kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_BF16, 1024, 2048, 4096, 16, 132, &us);
+  m = kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_BF16, 1024, 2048, 4096, 128, 132, &us);
   ck_assert_str_eq(rule_tab[m->variant].name, "gemm_b");
   ck_assert_double_eq_tol(us, 25.98, 1e-3);
+  /* rows of 16-byte multiples only: a 173.85 * 1.1 = 191.23, b 179.84 * 1.5 = 269.76 */
+  m = kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_BF16, 4096, 4096, 4096, 16, 132, &us);
+  ck_assert_str_eq(rule_tab[m->variant].name, "gemm_a");
+  ck_assert_double_eq_tol(us, 191.233, 1e-3);
+  /* 1536 x 4096: a 2 waves, 3 + 2 * 4496 * 0.0095 = 88.42; b 3 waves, 4 + 3 * 4396 * 0.005 = 69.94; ragged
+     (64-byte rows) a 97.26, b 104.91 */
+  m = kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_BF16, 1536, 4096, 4096, 128, 132, &us);
+  ck_assert_str_eq(rule_tab[m->variant].name, "gemm_b");
+  m = kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_BF16, 1536, 4096, 4096, 64, 132, &us);
+  ck_assert_str_eq(rule_tab[m->variant].name, "gemm_a");
+  ck_assert_double_eq_tol(us, 97.2664, 1e-3);
   m = kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_F32, 1024, 2048, 4096, 16, 132, &us);
   ck_assert_str_eq(rule_tab[m->variant].name, "gemm_c");
   ck_assert_ptr_null(kite__gemm_model_pick(models, 3, rule_tab, NTAB, KITE_BF16, KITE_BF16, 64, 64, 64, 8, 132, &us));
