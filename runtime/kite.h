@@ -124,7 +124,8 @@ kite_status kite_layernorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes);
 /* The variant kite would launch for this problem, and why (tuned rule or heuristic); no launch.
    op is "rmsnorm", "rmsnorm_res", "layernorm", "softmax", "cross_entropy", "softmax_bwd", "cross_entropy_bwd",
    "rmsnorm_bwd", "layernorm_bwd" (row ops: M rows of N, K ignored) or "gemm"
-   (dtype is that of A, B and C alike).  Pointers and strides are taken as 16-byte aligned.
+   (dtype is that of A, B and C alike).  Row ops' pointers and strides are taken as 16-byte aligned;
+   gemm's A and B as dense (lda = ldb = K) at 128-byte-aligned addresses, as cudaMalloc returns them.
    Writes a one-line text into buf (truncated to len). */
 kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
                          char *buf, size_t len);

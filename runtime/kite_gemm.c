@@ -320,7 +320,11 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   const int have_sms = kite__device_sms(&sms) == cudaSuccess;
   if (!have_sms) sms = KITE_GEMM_DEFAULT_SMS;
   struct kite_gemm_why why;
-  const struct kite_variant *v = kite_gemm_choose(dtype, dtype, M, N, K, KITE_GEMM_LINE, sms, &why);
+  /* kite_gemm's choice for dense operands where cudaMalloc puts them */
+  const kite_gemm_args dense = { .M = M, .N = N, .K = K, .A = (void *)KITE_GEMM_LINE, .lda = K,
+                                 .B = (void *)KITE_GEMM_LINE, .ldb = K };
+  const int32_t align = kite_gemm_align(&dense, kite__dtype_size(dtype));
+  const struct kite_variant *v = kite_gemm_choose(dtype, dtype, M, N, K, align, sms, &why);
   const struct kite_rule *r = why.rule;
   if (!v) return kite__fail(KITE_ERR_NO_KERNEL, "gemm: no generated variant for %s -> %s", d, d);
   int64_t tiles;
@@ -329,7 +333,7 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
     const struct kite_gemm_model *m = why.model;
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (measured model: least predicted time, %.1f us = "
              "%.2f us + %lld wave%s * (K + %.0f) * %.3g us; tile %dx%d, %lld tile%s on %d SMs%s; fitted to %d "
-             "measured shapes; assumes A, B and row strides aligned to 128 bytes, C of the same dtype as A and B)", d,
+             "measured shapes; assumes dense A and B (lda = ldb = K) at 128-byte-aligned addresses, C of the same dtype as A and B)", d,
              (long long)M, (long long)N, (long long)K, v->name, why.model_us, (double)m->launch_us,
              (long long)waves, waves == 1 ? "" : "s", (double)m->k_extra, (double)m->us_per_k, (int)v->tile_m,
              (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s", sms, have_sms ? "" : " (assumed: no device)",
@@ -338,14 +342,14 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   }
   if (r) {
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (tuned rule: nearest tuned shape %lldx%lldx%lld in "
-             "log2 space, where it ran %.1f us, the fastest measured; assumes A, B and row strides aligned to 128 bytes, "
+             "log2 space, where it ran %.1f us, the fastest measured; assumes dense A and B (lda = ldb = K) at 128-byte-aligned addresses, "
              "C of the same dtype as A and B)", d, (long long)M, (long long)N, (long long)K,
              v->name, (long long)r->m, (long long)r->n, (long long)r->k, (double)r->time_us);
     return KITE_OK;
   }
   snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area * (K + cost_k) / "
            "efficiency; tile %dx%d, %lld tile%s, %lld wave%s on %d SMs%s, efficiency %d/1000, cost_k %d; "
-           "assumes A, B and row strides aligned to 128 bytes, C of the same dtype as A and B)", d, (long long)M,
+           "assumes dense A and B (lda = ldb = K) at 128-byte-aligned addresses, C of the same dtype as A and B)", d, (long long)M,
            (long long)N, (long long)K, v->name, (int)v->tile_m, (int)v->tile_n, (long long)tiles,
            tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms, have_sms ? "" : " (assumed: no device)",
            (int)v->eff, (int)v->cost_k);

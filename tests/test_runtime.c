@@ -1288,6 +1288,14 @@ START_TEST(gemm_pick_is_deterministic)
 }
 END_TEST
 
+/* The alignment kite_explain assumes for gemm: dense 16-bit A and B (rows of
+   2 K bytes) at 128-byte-aligned addresses. */
+static int32_t dense_align(int64_t K)
+{
+  const uint64_t bits = 128 | (uint64_t)(2 * K);
+  return (int32_t)(bits & (~bits + 1));
+}
+
 /* ---- kite_explain for gemm ------------------------------------------------------------ */
 
 START_TEST(gemm_explain)
@@ -1302,21 +1310,23 @@ START_TEST(gemm_explain)
   KT_KITE_EXPECT(kite_explain("gemm", KITE_BF16, 64, 64, 64, NULL, 9), KITE_ERR_INVALID_ARG);
   KT_KITE_OK(kite_explain("gemm", KITE_BF16, 64, 0, 64, buf, sizeof buf));
   ck_assert_msg(strstr(buf, "nothing to do") != NULL, "empty gemm explained as \"%s\"", buf);
-  static const int64_t shapes[][3] = { { 128, 128, 128 }, { 8192, 8192, 8192 }, { 16, 4096, 4096 }, { 1, 1, 1 } };
+  static const int64_t shapes[][3] = { { 128, 128, 128 }, { 8192, 8192, 8192 }, { 16, 4096, 4096 }, { 1, 1, 1 },
+                                       { 1216, 8488, 3480 } };   /* the last: ragged rows */
   static const kite_dtype dts[2] = { KITE_BF16, KITE_F16 };
   for (int d = 0; d < 2; d++)
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
       const int64_t *sh = shapes[k];
-      /* no device here: explain assumes 132 SMs and A, B and row strides aligned to 128 bytes, C of A's dtype */
+      /* no device here: explain assumes 132 SMs, dense A and B at 128-byte-aligned addresses, C of A's dtype */
+      const int32_t al = dense_align(sh[2]);
       const struct kite_variant *want = kite__gemm_pick(kite_variants, kite_variants_len, dts[d], dts[d],
-                                                        sh[0], sh[1], sh[2], 128, 132);
+                                                        sh[0], sh[1], sh[2], al, 132);
       const kite_status s = kite_explain("gemm", dts[d], sh[0], sh[1], sh[2], buf, sizeof buf);
       if (!want) {
         KT_KITE_EXPECT(s, KITE_ERR_NO_KERNEL);
         continue;
       }
       KT_KITE_OK(s);
-      const struct kite_rule *r = kite__gemm_rule(dts[d], dts[d], sh[0], sh[1], sh[2], 128);
+      const struct kite_rule *r = kite__gemm_rule(dts[d], dts[d], sh[0], sh[1], sh[2], al);
       if (r) {   /* a tuned rule decides (bench/tuned) */
         ck_assert_msg(strstr(buf, kite_variants[r->variant].name) && strstr(buf, "tuned rule"),
                       "explain gemm: \"%s\", want the rule's %s", buf, kite_variants[r->variant].name);
@@ -1325,7 +1335,7 @@ START_TEST(gemm_explain)
       double us;
       const struct kite_gemm_model *m = kite__gemm_model_pick(kite_gemm_models, kite_gemm_models_len,
                                                               kite_variants, kite_variants_len, dts[d], dts[d],
-                                                              sh[0], sh[1], sh[2], 128, 132, &us);
+                                                              sh[0], sh[1], sh[2], al, 132, &us);
       if (m) {   /* else the measured models (bench/tuned/<gpu>.times.tsv) */
         ck_assert_msg(strstr(buf, kite_variants[m->variant].name) && strstr(buf, "measured model") &&
                       strstr(buf, "wave") && strstr(buf, "132 SMs"), "explain gemm: \"%s\", want the model's %s",
@@ -1333,7 +1343,7 @@ START_TEST(gemm_explain)
         continue;
       }
       ck_assert_msg(strstr(buf, want->name) && strstr(buf, "wave") && strstr(buf, "tile") &&
-                    strstr(buf, "132 SMs") && strstr(buf, "128 bytes"), "explain gemm: \"%s\", want %s", buf,
+                    strstr(buf, "132 SMs") && strstr(buf, "128-byte"), "explain gemm: \"%s\", want %s", buf,
                     want->name);
     }
   ck_assert_msg(kite__launch_count() == before, "kite_explain launched");
@@ -1342,7 +1352,8 @@ END_TEST
 
 /* kite_gemm remembers its last choice per thread: a problem that differs in
    any one field of the key (dtype, M, N, K) still gets what kite_explain
-   names for it, and asking twice changes nothing. */
+   names for it (for dense operands: 16-, 8- and 2-byte rows here), and
+   asking twice changes nothing. */
 START_TEST(gemm_choice_memo)
 {
   static const int64_t shapes[][3] = { { 1216, 8488, 3480 }, { 1217, 8488, 3480 }, { 1217, 8489, 3480 },
@@ -1354,8 +1365,8 @@ START_TEST(gemm_choice_memo)
         const kite_dtype dt = d ? KITE_F16 : KITE_BF16;
         const int64_t *sh = shapes[k];
         const kite_status s = kite_explain("gemm", dt, sh[0], sh[1], sh[2], buf, sizeof buf);
-        const struct kite_variant *got = kite__gemm_choice(dt, dt, sh[0], sh[1], sh[2], 16, 132);
-        ck_assert_ptr_eq(got, kite__gemm_choice(dt, dt, sh[0], sh[1], sh[2], 16, 132));
+        const struct kite_variant *got = kite__gemm_choice(dt, dt, sh[0], sh[1], sh[2], dense_align(sh[2]), 132);
+        ck_assert_ptr_eq(got, kite__gemm_choice(dt, dt, sh[0], sh[1], sh[2], dense_align(sh[2]), 132));
         if (s == KITE_ERR_NO_KERNEL) {
           ck_assert_ptr_null(got);
           continue;
