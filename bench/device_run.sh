@@ -430,6 +430,18 @@ gemmtune() {
   echo "gemm check-dispatch: rc=$?; $(grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt")" | tee -a "$OUT/summary.txt"
 }
 
+# The committed gemm table: its choice at every tuned shape tested (test_gemm's
+# "tuned" case), the held-out shapes and kite_gemm's host time.
+gemmcheck() {
+  CK_RUN_CASE=tuned timeout 250 build/test_gemm >"$OUT/tuned_gemm.log" 2>&1
+  echo "tuned_gemm: rc=$? $(grep -E '^[0-9]+%: Checks' "$OUT/tuned_gemm.log")" | tee -a "$OUT/summary.txt"
+  grep -E ":[EF]:" "$OUT/tuned_gemm.log" | cut -c1-250 | head -4
+  timeout 40 build/kite-bench gemm --overhead 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
+  timeout 140 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?" | tee -a "$OUT/summary.txt"
+  grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt" | tee -a "$OUT/summary.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -451,6 +463,7 @@ case $stage in
   checktable) checktable ;;
   whole) whole ;;
   gemmtune) gemmtune ;;
+  gemmcheck) gemmcheck ;;
   final4) gpu_suites cpu; gemm_suite ;;
   ops) ops ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
