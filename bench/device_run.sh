@@ -442,6 +442,17 @@ gemmcheck() {
   grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt" | tee -a "$OUT/summary.txt"
 }
 
+# The row ops' held-out check (30 random N per op, bf16), every op, on a quiet
+# GPU; per-op geomean and worst from its lines (they survive a cut).
+rowcheck() {
+  timeout $(( 570 - ($(date +%s) - T0) )) build/kite-bench --check-dispatch >"$OUT/check_dispatch.txt" 2>&1
+  echo "row check-dispatch: rc=$? ($(( $(date +%s) - T0 )) s)" | tee -a "$OUT/summary.txt"
+  awk '$NF ~ /^[0-9.]+$/ && NF == 8 { n[$1]++; l[$1] += log($NF); if ($NF > w[$1]) w[$1] = $NF }
+       END { for (o in n) printf "%-18s %2d shapes, geomean %.3f, worst %.3f\n", o, n[o], exp(l[o] / n[o]), w[o] }' \
+    "$OUT/check_dispatch.txt" | sort | tee -a "$OUT/summary.txt"
+  grep "^check-dispatch" "$OUT/check_dispatch.txt" | tee -a "$OUT/summary.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -464,6 +475,7 @@ case $stage in
   whole) whole ;;
   gemmtune) gemmtune ;;
   gemmcheck) gemmcheck ;;
+  rowcheck) rowcheck ;;
   final4) gpu_suites cpu; gemm_suite ;;
   ops) ops ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
