@@ -27,6 +27,10 @@
    per variant (kite_gemm_model.ragged; gen/kg_fit.c). */
 #define KITE_GEMM_LINE 128
 
+/* What kite_explain takes the operands to be: kite_gemm's choice for them. */
+#define KITE_GEMM_ASSUMES \
+  "assumes dense A and B (lda = ldb = K) at 128-byte-aligned addresses, C of the same dtype as A and B"
+
 /* ---- argument checks ---------------------------------------------------------------- */
 
 static kite_status kite_gemm_check_dtypes(kite_dtype ab, kite_dtype c)
@@ -331,25 +335,27 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   const int64_t waves = kite_gemm_waves(v, M, N, sms, &tiles);
   if (why.model) {
     const struct kite_gemm_model *m = why.model;
+    char ragged[64] = "";
+    if (align % KITE_GEMM_LINE != 0)
+      snprintf(ragged, sizeof ragged, ", times %.3g: rows not whole %d-byte lines", (double)m->ragged,
+               KITE_GEMM_LINE);
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (measured model: least predicted time, %.1f us = "
-             "%.2f us + %lld wave%s * (K + %.0f) * %.3g us; tile %dx%d, %lld tile%s on %d SMs%s; fitted to %d "
-             "measured shapes; assumes dense A and B (lda = ldb = K) at 128-byte-aligned addresses, C of the same dtype as A and B)", d,
-             (long long)M, (long long)N, (long long)K, v->name, why.model_us, (double)m->launch_us,
-             (long long)waves, waves == 1 ? "" : "s", (double)m->k_extra, (double)m->us_per_k, (int)v->tile_m,
-             (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s", sms, have_sms ? "" : " (assumed: no device)",
-             (int)m->points);
+             "(%.2f us + %lld wave%s * (K + %.0f) * %.3g us%s); tile %dx%d, %lld tile%s on %d SMs%s; fitted to %d "
+             "measured shapes; " KITE_GEMM_ASSUMES ")", d, (long long)M, (long long)N, (long long)K, v->name,
+             why.model_us, (double)m->launch_us, (long long)waves, waves == 1 ? "" : "s", (double)m->k_extra,
+             (double)m->us_per_k, ragged, (int)v->tile_m, (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s",
+             sms, have_sms ? "" : " (assumed: no device)", (int)m->points);
     return KITE_OK;
   }
   if (r) {
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (tuned rule: nearest tuned shape %lldx%lldx%lld in "
-             "log2 space, where it ran %.1f us, the fastest measured; assumes dense A and B (lda = ldb = K) at 128-byte-aligned addresses, "
-             "C of the same dtype as A and B)", d, (long long)M, (long long)N, (long long)K,
-             v->name, (long long)r->m, (long long)r->n, (long long)r->k, (double)r->time_us);
+             "log2 space, where it ran %.1f us, the fastest measured; " KITE_GEMM_ASSUMES ")", d, (long long)M,
+             (long long)N, (long long)K, v->name, (long long)r->m, (long long)r->n, (long long)r->k, (double)r->time_us);
     return KITE_OK;
   }
   snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area * (K + cost_k) / "
            "efficiency; tile %dx%d, %lld tile%s, %lld wave%s on %d SMs%s, efficiency %d/1000, cost_k %d; "
-           "assumes dense A and B (lda = ldb = K) at 128-byte-aligned addresses, C of the same dtype as A and B)", d, (long long)M,
+           KITE_GEMM_ASSUMES ")", d, (long long)M,
            (long long)N, (long long)K, v->name, (int)v->tile_m, (int)v->tile_n, (long long)tiles,
            tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms, have_sms ? "" : " (assumed: no device)",
            (int)v->eff, (int)v->cost_k);

@@ -1340,6 +1340,8 @@ START_TEST(gemm_explain)
         ck_assert_msg(strstr(buf, kite_variants[m->variant].name) && strstr(buf, "measured model") &&
                       strstr(buf, "wave") && strstr(buf, "132 SMs"), "explain gemm: \"%s\", want the model's %s",
                       buf, kite_variants[m->variant].name);
+        ck_assert_msg(!strstr(buf, "rows not whole 128-byte lines") == (al % 128 == 0), "explain gemm: \"%s\"",
+                      buf);
         continue;
       }
       ck_assert_msg(strstr(buf, want->name) && strstr(buf, "wave") && strstr(buf, "tile") &&
