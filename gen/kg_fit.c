@@ -51,8 +51,13 @@ static double kg_fit_at(const kg_sample *p, int n, double kx, double *a, double 
   return err;
 }
 
+/* m's time for p as if its rows were whole lines. */
+static double kg_fit_base(const kg_model *m, const kg_sample *p) {
+  return m->launch_us + p->waves * (p->k + m->k_extra) * m->us_per_k;
+}
+
 double kg_fit_predict(const kg_model *m, const kg_sample *p) {
-  return (m->launch_us + p->waves * (p->k + m->k_extra) * m->us_per_k) * (p->ragged ? m->ragged : 1.0);
+  return kg_fit_base(m, p) * (p->ragged ? m->ragged : 1.0);
 }
 
 /* The ragged factor: the geomean of time over the base prediction at the
@@ -62,7 +67,7 @@ static double kg_fit_ragged(const kg_sample *p, int n, const kg_model *m) {
   int i, count = 0;
   for (i = 0; i < n; i++)
     if (p[i].ragged) {
-      logsum += log(p[i].t / (m->launch_us + p[i].waves * (p[i].k + m->k_extra) * m->us_per_k));
+      logsum += log(p[i].t / kg_fit_base(m, &p[i]));
       count++;
     }
   return count ? exp(logsum / count) : 1.0;
