@@ -326,6 +326,20 @@ op_cases() {
   esac
 }
 
+# Op $1's tests in the background, one process per dtype's variants and one
+# per case of op_cases, logs $2/t.<op>.<dtype or case>.log; KITE_TEST_S
+# seconds each, else $3.
+op_tests() {
+  local op=$1 dir=$2 s=${KITE_TEST_S:-$3} bin dt c
+  bin=$(op_binary "$op")
+  for dt in bf16 f16 f32; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_*" timeout $s build/$bin >"$dir/t.$op.$dt.log" 2>&1 &
+  done
+  for c in $(op_cases "$op"); do
+    CK_RUN_CASE=$c timeout $s build/$bin >"$dir/t.$op.$c.log" 2>&1 &
+  done
+}
+
 # The row ops of KITE_OPS (comma-separated), after a change to them: every
 # variant tested, one process per op and dtype, beside the op's own cases
 # (KITE_TEST_S seconds a process, 150); SASS of their objects; their tune put
@@ -336,19 +350,12 @@ op_cases() {
 # h200.times.tsv, vs_torch.txt.
 ops() {
   left() { echo $(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) )); }
-  local keep=$OUT OUT=/tmp/kite-ops t0=$(date +%s) op dt c bin gpu=
+  local keep=$OUT OUT=/tmp/kite-ops t0=$(date +%s) op c gpu=
   local list=${KITE_OPS:?set KITE_OPS, e.g. layernorm,layernorm_bwd}
   rm -rf "$OUT"; mkdir -p "$OUT"
   for op in ${list//,/ }; do
-    bin=$(op_binary "$op")
-    [ "$bin" = test_gpu ] && gpu=1
-    for dt in bf16 f16 f32; do
-      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_*" timeout ${KITE_TEST_S:-150} build/$bin \
-        >"$OUT/t.$op.$dt.log" 2>&1 &
-    done
-    for c in $(op_cases "$op"); do
-      CK_RUN_CASE=$c timeout ${KITE_TEST_S:-150} build/$bin >"$OUT/t.$op.$c.log" 2>&1 &
-    done
+    [ "$(op_binary "$op")" = test_gpu ] && gpu=1
+    op_tests "$op" "$OUT" 150
   done
   if [ -n "$gpu" ] && [ -z "${KITE_ONLY:-}" ]; then
     for c in entry targets invalid; do
@@ -376,27 +383,27 @@ ops() {
   cp "$OUT"/{tests.log,tune.log,h200.tsv,h200.times.tsv,vs_torch.txt} "$keep"/ 2>/dev/null
 }
 
+# kite_gemm's host time and the gemm held-out check (issue 4) on the
+# committed table, into summary.txt; the check's lines to check_dispatch_gemm.txt.
+gemm_held_out() {
+  timeout 40 build/kite-bench gemm --overhead 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
+  timeout 140 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
+  echo "gemm check-dispatch: rc=$?" | tee -a "$OUT/summary.txt"
+  grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt" | tee -a "$OUT/summary.txt"
+}
+
 # The committed table's gemm half checked (held-out shapes, kite_gemm's host
 # time) while the GPU is quiet, then test_gpu and test_norm whole, each split
 # over processes (KITE_TEST_S seconds each, 300).
 whole() {
-  timeout 40 build/kite-bench gemm --overhead >"$OUT/overhead.txt" 2>&1; echo "overhead rc=$?"; tail -3 "$OUT/overhead.txt"
-  timeout 130 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
-  echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
-  local t0=$(date +%s) op dt c
-  for op in rmsnorm_bwd layernorm_bwd rmsnorm_res layernorm; do
-    for dt in bf16 f16 f32; do
-      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_*" timeout ${KITE_TEST_S:-300} build/test_norm \
-        >"/tmp/norm.$op.$dt.log" 2>&1 &
-    done
-    for c in $(op_cases "$op"); do
-      CK_RUN_CASE=$c timeout ${KITE_TEST_S:-300} build/test_norm >"/tmp/norm.$c.log" 2>&1 &
-    done
-  done
+  gemm_held_out
+  local t0=$(date +%s) op
+  rm -f /tmp/norm/t.*.log; mkdir -p /tmp/norm
+  for op in rmsnorm_bwd layernorm_bwd rmsnorm_res layernorm; do op_tests "$op" /tmp/norm 300; done
   gpu_parallel
   wait
-  cat /tmp/norm.*.log >"$OUT/norm.log"
-  echo "---- test_norm in $(ls /tmp/norm.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s"
+  cat /tmp/norm/t.*.log >"$OUT/norm.log"
+  echo "---- test_norm in $(ls /tmp/norm/t.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s"
   grep -E "^[0-9]+%: Checks" "$OUT/norm.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "test_norm: %d checks, %d failures, %d errors\n", c, f, e }'
   echo "processes done: $(grep -cE '^[0-9]+%: Checks' "$OUT/norm.log")"
   echo "norm variants run: $(grep -cE 'shapes, worst|^variant .*; worst' "$OUT/norm.log"); row variants run: $(grep -cE 'shapes, worst|^variant .*; worst' "$OUT/gpu.log")"
@@ -425,9 +432,7 @@ gemmtune() {
   echo "table regenerated: rc=$?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
   build/kite-gen -t templates --times bench/tuned/h200.times.tsv --check-model -o /tmp/cm 2>&1 | tail -1 | tee -a "$OUT/summary.txt"
   grep -A18 "kite_gemm_models\[\] = {" out/kite_table.c | cut -c1-120
-  timeout 40 build/kite-bench gemm --overhead 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
-  timeout 140 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
-  echo "gemm check-dispatch: rc=$?; $(grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt")" | tee -a "$OUT/summary.txt"
+  gemm_held_out
 }
 
 # The committed gemm table: its choice at every tuned shape tested (test_gemm's
@@ -436,10 +441,7 @@ gemmcheck() {
   CK_RUN_CASE=tuned timeout 250 build/test_gemm >"$OUT/tuned_gemm.log" 2>&1
   echo "tuned_gemm: rc=$? $(grep -E '^[0-9]+%: Checks' "$OUT/tuned_gemm.log")" | tee -a "$OUT/summary.txt"
   grep -E ":[EF]:" "$OUT/tuned_gemm.log" | cut -c1-250 | head -4
-  timeout 40 build/kite-bench gemm --overhead 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
-  timeout 140 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
-  echo "gemm check-dispatch: rc=$?" | tee -a "$OUT/summary.txt"
-  grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt" | tee -a "$OUT/summary.txt"
+  gemm_held_out
 }
 
 # The row ops' held-out check (30 random N per op, bf16), every op, on a quiet

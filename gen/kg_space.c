@@ -60,25 +60,30 @@ static void kg_sperror(lua_State *L, const kg_sp *sp, const char *fmt, ...) {
   lua_error(L);
 }
 
-static const char *const kg_dtypes[][2] = {
-  {"bf16", "KITE_BF16"}, {"f16", "KITE_F16"}, {"f32", "KITE_F32"},
-  {"e4m3", "KITE_E4M3"}, {NULL, NULL}
+static const struct kg_dtype {
+  const char *name, *kite;   /* the templates' name, the kite_dtype constant */
+  int size;                  /* bytes per element */
+} kg_dtypes[] = {
+  {"bf16", "KITE_BF16", 2}, {"f16", "KITE_F16", 2}, {"f32", "KITE_F32", 4},
+  {"e4m3", "KITE_E4M3", 1}, {NULL, NULL, 0}
 };
-static const int kg_dtype_sizes[] = {2, 2, 4, 1};
+
+static const struct kg_dtype *kg_dtype_find(const char *dtype) {
+  int i;
+  for (i = 0; kg_dtypes[i].name; i++)
+    if (strcmp(dtype, kg_dtypes[i].name) == 0) return &kg_dtypes[i];
+  return NULL;
+}
 
 int kg_dtype_size(const char *dtype) {
-  int i;
-  for (i = 0; kg_dtypes[i][0]; i++)
-    if (strcmp(dtype, kg_dtypes[i][0]) == 0) return kg_dtype_sizes[i];
-  return 0;
+  const struct kg_dtype *d = kg_dtype_find(dtype);
+  return d ? d->size : 0;
 }
 
 /* The kite_dtype constant for dtype, or NULL if it has none. */
 const char *kg_dtype_enum(const char *dtype) {
-  int i;
-  for (i = 0; kg_dtypes[i][0]; i++)
-    if (strcmp(dtype, kg_dtypes[i][0]) == 0) return kg_dtypes[i][1];
-  return NULL;
+  const struct kg_dtype *d = kg_dtype_find(dtype);
+  return d ? d->kite : NULL;
 }
 
 /* Pushes the sorted names of the ops: folders of the templates dir, other

@@ -15,14 +15,19 @@
 static _Atomic int kite_arch_ok[KITE_MAX_DEVICES];
 static _Atomic uint64_t kite_launches;
 
-int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides)
+int32_t kite__align_upto(int32_t cap, const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides)
 {
-  uint64_t bits = KITE_MAX_ALIGN;
+  uint64_t bits = (uint64_t)cap;
   for (int i = 0; i < nptrs; i++)
     bits |= (uint64_t)(uintptr_t)ptrs[i];
   for (int i = 0; i < nstrides; i++)
     bits |= (uint64_t)strides[i];
   return (int32_t)(bits & (~bits + 1));   /* lowest set bit */
+}
+
+int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides)
+{
+  return kite__align_upto(KITE_MAX_ALIGN, ptrs, nptrs, strides, nstrides);
 }
 
 void kite__span(const void *p, int64_t rows, int64_t n, int64_t ld, int es, uintptr_t span[2])

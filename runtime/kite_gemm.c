@@ -102,9 +102,15 @@ static kite_status kite_gemm_check(kite_dtype ab, kite_dtype c, const kite_gemm_
    KITE_GEMM_LINE, dividing their pointers and byte row strides. */
 static int32_t kite_gemm_align(const kite_gemm_args *a, int esab)
 {
-  const uint64_t bits = KITE_GEMM_LINE | (uint64_t)(uintptr_t)a->A | (uint64_t)(uintptr_t)a->B |
-                        (uint64_t)(a->lda * esab) | (uint64_t)(a->ldb * esab);
-  return (int32_t)(bits & (~bits + 1));   /* lowest set bit */
+  const void *ptrs[2] = { a->A, a->B };
+  const int64_t strides[2] = { a->lda * esab, a->ldb * esab };
+  return kite__align_upto(KITE_GEMM_LINE, ptrs, 2, strides, 2);
+}
+
+/* Whether rows at this alignment span a line more than they fill (the models' ragged factor). */
+static int kite_gemm_ragged(int32_t align)
+{
+  return align % KITE_GEMM_LINE != 0;
 }
 
 /* ---- the heuristic -------------------------------------------------------------------- */
@@ -174,7 +180,7 @@ static double kite_gemm_model_us(const struct kite_gemm_model *m, const struct k
   int64_t tiles;
   const double t = (double)m->launch_us + (double)kite_gemm_waves(v, M, N, sms, &tiles) *
                                               ((double)K + m->k_extra) * (double)m->us_per_k;
-  return align % KITE_GEMM_LINE != 0 ? t * m->ragged : t;
+  return kite_gemm_ragged(align) ? t * m->ragged : t;
 }
 
 const struct kite_gemm_model *kite__gemm_model_pick(const struct kite_gemm_model *models, int32_t nmodels,
@@ -336,7 +342,7 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   if (why.model) {
     const struct kite_gemm_model *m = why.model;
     char ragged[64] = "";
-    if (align % KITE_GEMM_LINE != 0)
+    if (kite_gemm_ragged(align))
       snprintf(ragged, sizeof ragged, ", times %.3g: rows not whole %d-byte lines", (double)m->ragged,
                KITE_GEMM_LINE);
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (measured model: least predicted time, %.1f us = "
@@ -355,9 +361,8 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
   }
   snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area * (K + cost_k) / "
            "efficiency; tile %dx%d, %lld tile%s, %lld wave%s on %d SMs%s, efficiency %d/1000, cost_k %d; "
-           KITE_GEMM_ASSUMES ")", d, (long long)M,
-           (long long)N, (long long)K, v->name, (int)v->tile_m, (int)v->tile_n, (long long)tiles,
-           tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms, have_sms ? "" : " (assumed: no device)",
-           (int)v->eff, (int)v->cost_k);
+           KITE_GEMM_ASSUMES ")", d, (long long)M, (long long)N, (long long)K, v->name, (int)v->tile_m,
+           (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms,
+           have_sms ? "" : " (assumed: no device)", (int)v->eff, (int)v->cost_k);
   return KITE_OK;
 }

@@ -19,7 +19,9 @@ const char *kite__dtype_name(kite_dtype d);
 /* KITE_OK if dtype is one the row ops take; else records why. */
 kite_status kite__check_row_dtype(kite_dtype d);
 
-/* The largest power of two (at most 16) dividing every address and byte stride given. */
+/* The largest power of two (at most cap, itself one) dividing every address and byte stride given. */
+int32_t kite__align_upto(int32_t cap, const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides);
+/* kite__align_upto at most 16: all the row ops' variants ask. */
 int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides);
 
 /* Why kite__pick chose its variant: the measured span, else the tuned rule,
