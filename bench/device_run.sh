@@ -272,11 +272,9 @@ checktable() {
   CK_RUN_CASE=tuned timeout 250 build/test_gemm >"$OUT/tuned_gemm.log" 2>&1 &
   wait
   for f in tuned_rows tuned_gemm; do echo "$f: $(grep -E '^[0-9]+%: Checks' "$OUT/$f.log")"; grep -E ":[EF]:" "$OUT/$f.log" | cut -c1-250 | head -4; done
-  timeout 40 build/kite-bench gemm --overhead >"$OUT/overhead.txt" 2>&1; echo "overhead rc=$?"; cat "$OUT/overhead.txt"
   timeout 90 build/kite-bench --check-dispatch --variants >"$OUT/check_dispatch.txt" 2>&1
   echo "check-dispatch: rc=$?"; tail -1 "$OUT/check_dispatch.txt"
-  timeout 100 build/kite-bench gemm --check-dispatch >"$OUT/check_dispatch_gemm.txt" 2>&1
-  echo "gemm check-dispatch: rc=$?"; grep "^check-dispatch" "$OUT/check_dispatch_gemm.txt"
+  gemm_held_out
   PYTHONUNBUFFERED=1 timeout $(left) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" >"$OUT/vs_torch.txt" 2>&1
   echo "vs_torch rc=$? ($(left) s left)"; tail -20 "$OUT/vs_torch.txt"
 }
