@@ -23,6 +23,7 @@
 #   KITE_OPS=a,b bash bench/device_run.sh ops   the row ops a and b after a change: every variant and
 #                                            case tested, SASS, tuned into the table, torch.compile
 #                                            (KITE_ONLY='a*' builds them alone; see ops() below)
+#   bash bench/device_run.sh clusters        every cluster-row variant tested, then timed at 64 K - 256 K
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -453,6 +454,31 @@ rowcheck() {
   grep "^check-dispatch" "$OUT/check_dispatch.txt" | tee -a "$OUT/summary.txt"
 }
 
+# Session 15: cluster rows on a persistent grid of the clusters that fit,
+# each asking L2 for its next row while it reduces this one.  Every cluster
+# variant of the seven ops that have them tested (one process per op and
+# dtype), spills in any row object, then every variant of those ops timed at
+# N = 64 K, 128 K, 256 K (bf16, M*N = 2^28) on a quiet GPU.
+clusters() {
+  local t0=$(date +%s) op dt ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd
+  mkdir -p /tmp/cl; rm -f /tmp/cl/t.*.log
+  for op in ${ops//,/ }; do
+    for dt in bf16 f16 f32; do
+      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_*_x*" timeout 220 build/$(op_binary $op) >/tmp/cl/t.$op.$dt.log 2>&1 &
+    done
+  done
+  wait
+  cat /tmp/cl/t.*.log >"$OUT/clusters_tests.log"
+  echo "---- cluster variants tested in $(ls /tmp/cl/t.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
+  grep -E "^[0-9]+%: Checks" "$OUT/clusters_tests.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, f, e }' | tee -a "$OUT/summary.txt"
+  echo "processes done: $(grep -cE '^[0-9]+%: Checks' "$OUT/clusters_tests.log"); variants run: $(grep -cE 'shapes, worst|^variant .*; worst' "$OUT/clusters_tests.log")" | tee -a "$OUT/summary.txt"
+  grep -E ":[EF]:|crashed" "$OUT/clusters_tests.log" | cut -c1-300 | head -8
+  echo "row objects with spills: $(grep -lE '[1-9][0-9]* bytes spill' build/obj/*/*.o.log | grep -vc /gemm/)" | tee -a "$OUT/summary.txt"
+  timeout $(( 575 - ($(date +%s) - T0) )) build/kite-bench --quick --variants --op $ops --n 65536,131072,262144 >"$OUT/variants.txt" 2>&1
+  echo "kite-bench --variants rc=$? ($(( $(date +%s) - T0 )) s)"
+  grep -E " [=*] " "$OUT/variants.txt" | awk '{ printf "%-14s %6s %s %-48s %8s %6s\n", $1, $4, $5, $6, $7, $8 }'
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -478,5 +504,6 @@ case $stage in
   rowcheck) rowcheck ;;
   final4) gpu_suites cpu; gemm_suite ;;
   ops) ops ;;
+  clusters) clusters ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

@@ -35,23 +35,14 @@ constexpr int kPipe = 1;               // row blocks a CTA has in flight (> 1: p
 constexpr int kCacheChunks = 0;        // chunks the output pass rereads from shared memory
 constexpr bool kTwoPass = true;         // the op reads the row a second time for its output
 constexpr int kWeightRows = 0;         // weight rows (w, b) kept in dynamic shared memory
-// A grid of as many CTAs as fit the GPU at once, each walking row blocks:
-// when it prefetches, and when a CTA of one row copies weight rows into
+// A grid of as many CTAs (clusters) as fit the GPU at once, each walking row
+// blocks: when it prefetches, when a CTA of one row copies weight rows into
 // shared memory, so that it does so once, not once per row (w and b are twice
-// the row's bytes).  CTAs of several rows share the copy already, and ran
-// faster one per row block on the H200 (layernorm, N = 1024: 0.95x torch.compile
-// against 0.85x persistent).  Not for cluster rows: how many clusters fit at
-// once is not sms * kMinCtas / kCluster.
-constexpr bool kPersistent = kPipe > 1 || (kWeightRows > 0 && kCluster == 1 && kRows == 1);
-
-// Clusters (CTAs when kCluster is 1) that fit the GPU at once, at kMinCtas per SM.
-static inline cudaError_t clusters_at_once(int64_t *n)
-{
-  int sms;
-  const cudaError_t e = kite__device_sms(&sms);
-  if (e == cudaSuccess) *n = (int64_t)sms * kMinCtas / kCluster;
-  return e;
-}
+// the row's bytes), and for cluster rows, which ask L2 for their next row
+// while they reduce this one.  CTAs of several rows share the copy already,
+// and ran faster one per row block on the H200 (layernorm, N = 1024: 0.95x
+// torch.compile against 0.85x persistent).
+constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kRows == 1);
 
 __device__ __forceinline__ float to_f32(elem_t v) { return __bfloat162float(v); }
 __device__ __forceinline__ elem_t from_f32(float v) { return __float2bfloat16_rn(v); }
@@ -101,6 +92,13 @@ __device__ __forceinline__ void st_peer_f32(float *p, uint32_t rank, float v)
                "  mapa.shared::cluster.u32 remote, %0, %1;\n"
                "  st.shared::cluster.f32 [remote], %2;\n"
                "}" :: "r"(smem_addr(p)), "r"(rank), "f"(v) : "memory");
+}
+
+// Asks L2 for `bytes` (a multiple of 16) at src (16-byte aligned) and goes on:
+// a hint that moves the bytes from HBM while the thread works on other data.
+__device__ __forceinline__ void prefetch_l2(const void *src, uint32_t bytes)
+{
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(src), "r"(bytes) : "memory");
 }
 
 constexpr int64_t kMaxGrid = 2147483647;
@@ -447,6 +445,20 @@ __device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t
   return static_cast<elem_t *>(base) + (p.live ? p.row * ld : 0);
 }
 
+// Asks L2 for this warp's accesses of a row (lane 0: one bulk prefetch per
+// access, up to n) without waiting, so that the loads of a later row block
+// find them there.  The ragged tail and unaligned rows are left to the loads.
+__device__ __forceinline__ void prefetch_row(const elem_t *row, const place_t &p, int n)
+{
+  if (!p.live || threadIdx.x % 32 != 0) return;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(0, j, p.t);
+    const int bytes = (n - i < 32 * kVec ? n - i : 32 * kVec) * (int)sizeof(elem_t) / 16 * 16;
+    if (bytes > 0 && reinterpret_cast<uintptr_t>(row + i) % 16 == 0) prefetch_l2(row + i, (uint32_t)bytes);
+  }
+}
+
 
 // Sets attr of kernel to value unless `done` has the device's bit (the first 64 devices).
 template <typename Kernel>
@@ -476,6 +488,77 @@ __host__ cudaError_t allow_big_clusters(Kernel kernel)
   return set_attr_once(big_clusters, kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
 }
 
+// Row groups (CTAs, or clusters of kCluster CTAs) of kernel with smem bytes
+// of dynamic shared memory that run at once: sms * kMinCtas CTAs; clusters as
+// the occupancy API counts them (a cluster needs kCluster SMs of one GPC, so
+// fewer fit than sms / kCluster), asked once per device.  The kernel's
+// attributes (shared memory, big clusters) must be set first.
+template <typename K>
+static cudaError_t groups_at_once(K kernel, int smem, int64_t *n)
+{
+  int sms, dev;
+  cudaError_t e = kite__device_sms(&sms);
+  if (e != cudaSuccess) return e;
+  *n = (int64_t)sms * kMinCtas;
+  if constexpr (kCluster > 1) {
+    static std::atomic<int> known[64];   // per device; racing callers store the same count
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
+    int c = dev < 64 ? known[dev].load(std::memory_order_relaxed) : 0;
+    if (c == 0) {
+      cudaLaunchAttribute cluster[1];
+      cluster[0].id = cudaLaunchAttributeClusterDimension;
+      cluster[0].val.clusterDim = { (unsigned)kCluster, 1, 1 };
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(kCluster);
+      cfg.blockDim = dim3(kCtaThreads);
+      cfg.dynamicSmemBytes = (size_t)smem;
+      cfg.attrs = cluster;
+      cfg.numAttrs = 1;
+      if ((e = cudaOccupancyMaxActiveClusters(&c, kernel, &cfg)) != cudaSuccess) return e;
+      if (c < 1) c = 1;   // none fit: the launch says why
+      if (dev < 64) known[dev].store(c, std::memory_order_relaxed);
+    }
+    *n = c;
+  }
+  return cudaSuccess;
+}
+
+// The kernel on `groups` CTAs, or clusters of kCluster CTAs (a launch
+// attribute), its shared-memory limit raised to smem first where needed.
+template <typename K>
+static cudaError_t launch_groups(K kernel, unsigned groups, int smem, cudaStream_t stream, const kite_row_args &a)
+{
+  if constexpr (kCluster == 1) {
+    kernel<<<groups, kCtaThreads, smem, stream>>>(a);
+    return cudaGetLastError();
+  } else {
+    cudaLaunchAttribute cluster[1];
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim = { (unsigned)kCluster, 1, 1 };
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(groups * kCluster);
+    cfg.blockDim = dim3(kCtaThreads);
+    cfg.dynamicSmemBytes = (size_t)smem;
+    cfg.stream = stream;
+    cfg.attrs = cluster;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, a);
+  }
+}
+
+// What a launch sets on the kernel once per device: the shared-memory limit
+// when it takes more than the 48 KB default, big clusters past 8 CTAs.
+template <typename K>
+static cudaError_t prepare_kernel(K kernel, int smem)
+{
+  if (smem > 0) {   // static shared memory counts against the 48 KB default too
+    const cudaError_t e = raise_smem(kernel, smem);
+    if (e != cudaSuccess) return e;
+  }
+  if constexpr (kCluster > 8) return allow_big_clusters(kernel);
+  return cudaSuccess;
+}
+
 // The chunk of a resident row this thread holds, from global memory; past n
 // it reads as fill.
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv], float fill)
@@ -485,11 +568,13 @@ __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, in
 
 // Resident rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ...; with
 // kPipe > 1 it loads the next block while it finishes this one, so loads stay
-// in flight through the reduction and the stores.  finish(place, row, k) gets
-// k = 0, 1, 0, ... to alternate its reduction scratch, which makes a barrier
-// between blocks unnecessary.
-template <typename Row, typename Load, typename Finish>
-__device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Finish finish)
+// in flight through the reduction and the stores; with one block at a time,
+// ahead(place) asks L2 for the next block's rows (prefetch_row) before it
+// finishes this one.  finish(place, row, k) gets k = 0, 1, 0, ... to
+// alternate its reduction scratch, which makes a barrier between blocks
+// unnecessary.
+template <typename Row, typename Load, typename Ahead, typename Finish>
+__device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Ahead ahead, Finish finish)
 {
   const int64_t M = a.M;
   const int64_t blocks = (M + kRows - 1) / kRows;
@@ -504,6 +589,7 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
     for (; b < blocks; b += block_stride(), k ^= 1) {
       const place_t p = place(b, M);
       const Row row = load(p);
+      if (b + block_stride() < blocks) ahead(place(b + block_stride(), M));
       if constexpr (kCluster > 1) {
         if (b == first_block()) cluster_wait();
       }
@@ -642,6 +728,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
         w_copied = true;
       }
       return x;
+    }, [&](place_t p) {
+      prefetch_row(row_in(a.x, a.ldx, p), p, n);
     }, [&](place_t p, const row_t &x, int k) {
       rmsnorm_resident(x.r, [&](int j) { return w_s[j * kCtaThreads + threadIdx.x]; }, p,
                        p.live ? n : 0, a, red[k]);   // dead rows store nothing
@@ -674,35 +762,9 @@ extern "C" cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const voi
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
-  int64_t limit = kMaxGrid / kCluster;
-  if (kPersistent) {   // in clusters, like blocks
-    const cudaError_t e = clusters_at_once(&limit);
-    if (e != cudaSuccess) return e;
-  }
-  const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
-  if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too
-    const cudaError_t e = raise_smem(rmsnorm_fwd, kDynSmem);
-    if (e != cudaSuccess) return e;
-  }
-  if constexpr (kCluster > 8) {
-    const cudaError_t e = allow_big_clusters(rmsnorm_fwd);
-    if (e != cudaSuccess) return e;
-  }
-  if constexpr (kCluster > 1) {
-    cudaLaunchAttribute cluster[1];
-    cluster[0].id = cudaLaunchAttributeClusterDimension;
-    cluster[0].val.clusterDim.x = kCluster;
-    cluster[0].val.clusterDim.y = 1;
-    cluster[0].val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(kCtaThreads);
-    cfg.dynamicSmemBytes = kDynSmem;
-    cfg.stream = stream;
-    cfg.attrs = cluster;
-    cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, rmsnorm_fwd, *a);
-  }
-  rmsnorm_fwd<<<grid, kCtaThreads, kDynSmem, stream>>>(*a);
-  return cudaGetLastError();
+  cudaError_t e = prepare_kernel(rmsnorm_fwd, kDynSmem);
+  if (e != cudaSuccess) return e;
+  int64_t limit = kMaxGrid / kCluster;   // in clusters, like blocks
+  if (kPersistent && (e = groups_at_once(rmsnorm_fwd, kDynSmem, &limit)) != cudaSuccess) return e;
+  return launch_groups(rmsnorm_fwd, (unsigned)(blocks < limit ? blocks : limit), kDynSmem, stream, *a);
 }

@@ -81,6 +81,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const
       load_row(row_in(a.x, a.ldx, p), p, n, x.r, -INFINITY);
       x.tgt = a.target[p.row];   // every thread of the row: one broadcast load per warp
       return x;
+    }, [&](place_t p) {
+      prefetch_row(row_in(a.x, a.ldx, p), p, n);
     }, [&](place_t p, const row_t &x, int k) {
       const int m = p.live ? n : 0;   // dead rows touch nothing
       const int r = threadIdx.x / kThreads;

@@ -52,6 +52,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_bwd(const
       load_row(row_in(a.x, a.ldx, p), p, n, x.r, 0.f);
       x.g = row_grad(a, p.row);   // every thread of the row: broadcast loads
       return x;
+    }, [&](place_t p) {
+      prefetch_row(row_in(a.x, a.ldx, p), p, n);
     }, [&](place_t p, const row_t &x, int) {
       if (p.live) chunk_dx(x.r, 0, p.t, n, x.g, row_out(a.y, a.ldy, p));
     });

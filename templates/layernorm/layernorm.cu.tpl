@@ -129,6 +129,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
         wb_copied = true;
       }
       return r;
+    }, [&](place_t p) {
+      prefetch_row(row_in(a.x, a.ldx, p), p, n);
     }, [&](place_t p, const row_t &r, int k) {
       cp_async_wait();   // this thread's w and b slots (a no-op after the first row block)
       float f[kElems];   // x converted once (0 past the row's end), then centred: the squares and y

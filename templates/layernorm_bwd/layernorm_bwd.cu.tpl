@@ -94,6 +94,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_bwd(const kit
         load_chunk(row_in(a.dy, a.lddy, p), 0, p.t, n, r.g);
       }
       return r;
+    }, [&](place_t p) {
+      prefetch_row(row_in(a.x, a.ldx, p), p, n);
+      prefetch_row(row_in(a.dy, a.lddy, p), p, n);
     }, [&](place_t p, const row_t &r, int k) {
       const auto w_at = [&](int j) { return w_s[j * kCtaThreads + threadIdx.x]; };
       float sg = 0.f, sxg = 0.f;

@@ -60,6 +60,15 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
 }
 ]]
 
+M.PREFETCH = [[
+// Asks L2 for `bytes` (a multiple of 16) at src (16-byte aligned) and goes on:
+// a hint that moves the bytes from HBM while the thread works on other data.
+__device__ __forceinline__ void prefetch_l2(const void *src, uint32_t bytes)
+{
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(src), "r"(bytes) : "memory");
+}
+]]
+
 M.ARRIVE = [[
 // One plain arrival (a consumer releasing a stage).
 __device__ __forceinline__ void mbar_arrive(uint64_t *bar)
@@ -258,7 +267,7 @@ __device__ __forceinline__ void wgmma_m64n%dk16(float (&d)[%d], uint64_t da, uin
 end
 
 -- The helpers named in `parts` (keys of this module: "SMEM", "MBARRIER",
--- "ARRIVE", "BULK", "TMA", "WGMMA", "NAMED", "CLUSTER", "MULTICAST", "ASYNC"), in the order given.
+-- "ARRIVE", "BULK", "PREFETCH", "TMA", "WGMMA", "NAMED", "CLUSTER", "MULTICAST", "ASYNC"), in the order given.
 function M.helpers(parts)
   local out = {}
   for _, k in ipairs(parts) do

@@ -372,31 +372,23 @@ constexpr int kPipe = %d;               // row blocks a CTA has in flight (> 1: 
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
 constexpr bool kTwoPass = %s;         // the op reads the row a second time for its output
 constexpr int kWeightRows = %d;         // weight rows (w, b) kept in dynamic shared memory
-// A grid of as many CTAs as fit the GPU at once, each walking row blocks:
-// when it prefetches, and when a CTA of one row copies weight rows into
+// A grid of as many CTAs (clusters) as fit the GPU at once, each walking row
+// blocks: when it prefetches, when a CTA of one row copies weight rows into
 // shared memory, so that it does so once, not once per row (w and b are twice
-// the row's bytes).  CTAs of several rows share the copy already, and ran
-// faster one per row block on the H200 (layernorm, N = 1024: 0.95x torch.compile
-// against 0.85x persistent).  Not for cluster rows: how many clusters fit at
-// once is not sms * kMinCtas / kCluster.
-constexpr bool kPersistent = kPipe > 1 || (kWeightRows > 0 && kCluster == 1 && kRows == 1);
-
-// Clusters (CTAs when kCluster is 1) that fit the GPU at once, at kMinCtas per SM.
-static inline cudaError_t clusters_at_once(int64_t *n)
-{
-  int sms;
-  const cudaError_t e = kite__device_sms(&sms);
-  if (e == cudaSuccess) *n = (int64_t)sms * kMinCtas / kCluster;
-  return e;
-}
+// the row's bytes), and for cluster rows, which ask L2 for their next row
+// while they reduce this one.  CTAs of several rows share the copy already,
+// and ran faster one per row block on the H200 (layernorm, N = 1024: 0.95x
+// torch.compile against 0.85x persistent).
+constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kRows == 1);
 ]], d.ctype, p.threads, p.cluster, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
     M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass),
     (opts.dynamic_w and M.resident(p)) and opts.shared_w or 0))
   add(d.convert())
   add(d.words())
-  add(ptx.helpers({ "SMEM", "CLUSTER" }))
+  add(ptx.helpers({ "SMEM", "CLUSTER", "PREFETCH" }))
   add(M.DEVICE)
   add(launch.RAISE_SMEM)
+  add(M.LAUNCH)
   if M.staged(p) then
     add(ptx.helpers({ "MBARRIER", "BULK" }))
     add(M.STAGED)
@@ -413,6 +405,81 @@ static inline cudaError_t clusters_at_once(int64_t *n)
   return table.concat(out, "\n")
 end
 
+-- Host side of every row-op launcher: how many row groups (CTAs, or clusters)
+-- fit the GPU at once, and the launch itself.  After launch.RAISE_SMEM.
+M.LAUNCH = [[
+// Row groups (CTAs, or clusters of kCluster CTAs) of kernel with smem bytes
+// of dynamic shared memory that run at once: sms * kMinCtas CTAs; clusters as
+// the occupancy API counts them (a cluster needs kCluster SMs of one GPC, so
+// fewer fit than sms / kCluster), asked once per device.  The kernel's
+// attributes (shared memory, big clusters) must be set first.
+template <typename K>
+static cudaError_t groups_at_once(K kernel, int smem, int64_t *n)
+{
+  int sms, dev;
+  cudaError_t e = kite__device_sms(&sms);
+  if (e != cudaSuccess) return e;
+  *n = (int64_t)sms * kMinCtas;
+  if constexpr (kCluster > 1) {
+    static std::atomic<int> known[64];   // per device; racing callers store the same count
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
+    int c = dev < 64 ? known[dev].load(std::memory_order_relaxed) : 0;
+    if (c == 0) {
+      cudaLaunchAttribute cluster[1];
+      cluster[0].id = cudaLaunchAttributeClusterDimension;
+      cluster[0].val.clusterDim = { (unsigned)kCluster, 1, 1 };
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(kCluster);
+      cfg.blockDim = dim3(kCtaThreads);
+      cfg.dynamicSmemBytes = (size_t)smem;
+      cfg.attrs = cluster;
+      cfg.numAttrs = 1;
+      if ((e = cudaOccupancyMaxActiveClusters(&c, kernel, &cfg)) != cudaSuccess) return e;
+      if (c < 1) c = 1;   // none fit: the launch says why
+      if (dev < 64) known[dev].store(c, std::memory_order_relaxed);
+    }
+    *n = c;
+  }
+  return cudaSuccess;
+}
+
+// The kernel on `groups` CTAs, or clusters of kCluster CTAs (a launch
+// attribute), its shared-memory limit raised to smem first where needed.
+template <typename K>
+static cudaError_t launch_groups(K kernel, unsigned groups, int smem, cudaStream_t stream, const kite_row_args &a)
+{
+  if constexpr (kCluster == 1) {
+    kernel<<<groups, kCtaThreads, smem, stream>>>(a);
+    return cudaGetLastError();
+  } else {
+    cudaLaunchAttribute cluster[1];
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim = { (unsigned)kCluster, 1, 1 };
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(groups * kCluster);
+    cfg.blockDim = dim3(kCtaThreads);
+    cfg.dynamicSmemBytes = (size_t)smem;
+    cfg.stream = stream;
+    cfg.attrs = cluster;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, a);
+  }
+}
+
+// What a launch sets on the kernel once per device: the shared-memory limit
+// when it takes more than the 48 KB default, big clusters past 8 CTAs.
+template <typename K>
+static cudaError_t prepare_kernel(K kernel, int smem)
+{
+  if (smem > 0) {   // static shared memory counts against the 48 KB default too
+    const cudaError_t e = raise_smem(kernel, smem);
+    if (e != cudaSuccess) return e;
+  }
+  if constexpr (kCluster > 8) return allow_big_clusters(kernel);
+  return cudaSuccess;
+}
+]]
+
 -- Launcher: one CTA (cluster) per kRows rows, grid-strided past the grid limit.
 function M.launcher(name, kernel)
   return string.format([[
@@ -420,38 +487,12 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
-  int64_t limit = kMaxGrid / kCluster;
-  if (kPersistent) {   // in clusters, like blocks
-    const cudaError_t e = clusters_at_once(&limit);
-    if (e != cudaSuccess) return e;
-  }
-  const unsigned grid = (unsigned)(blocks < limit ? blocks : limit) * kCluster;
-  if (kDynSmem > 0) {   // static shared memory counts against the 48 KB default too
-    const cudaError_t e = raise_smem(%s, kDynSmem);
-    if (e != cudaSuccess) return e;
-  }
-  if constexpr (kCluster > 8) {
-    const cudaError_t e = allow_big_clusters(%s);
-    if (e != cudaSuccess) return e;
-  }
-  if constexpr (kCluster > 1) {
-    cudaLaunchAttribute cluster[1];
-    cluster[0].id = cudaLaunchAttributeClusterDimension;
-    cluster[0].val.clusterDim.x = kCluster;
-    cluster[0].val.clusterDim.y = 1;
-    cluster[0].val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(kCtaThreads);
-    cfg.dynamicSmemBytes = kDynSmem;
-    cfg.stream = stream;
-    cfg.attrs = cluster;
-    cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, %s, *a);
-  }
-  %s<<<grid, kCtaThreads, kDynSmem, stream>>>(*a);
-  return cudaGetLastError();
-}]], name, kernel, kernel, kernel, kernel)
+  cudaError_t e = prepare_kernel(%s, kDynSmem);
+  if (e != cudaSuccess) return e;
+  int64_t limit = kMaxGrid / kCluster;   // in clusters, like blocks
+  if (kPersistent && (e = groups_at_once(%s, kDynSmem, &limit)) != cudaSuccess) return e;
+  return launch_groups(%s, (unsigned)(blocks < limit ? blocks : limit), kDynSmem, stream, *a);
+}]], name, kernel, kernel, kernel)
 end
 
 -- Launcher of an op that sums over rows into partial rows (opts.partials):
@@ -465,20 +506,15 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
   const int64_t blocks = (a->M + kRows - 1) / kRows;
-  int64_t limit = kMaxGrid / kCluster;
-  if constexpr (kCluster == 1) {   // no more CTAs than fit at once: a second wave would hold partial rows too
-    const cudaError_t e = clusters_at_once(&limit);
-    if (e != cudaSuccess) return e;
-  }
+  constexpr int smem = kDynSmem + kAccBytes;
+  cudaError_t e = prepare_kernel(%s, smem);
+  if (e != cudaSuccess) return e;
+  // no more CTAs (clusters) than fit at once: a second wave would hold partial rows too
+  int64_t limit;
+  if ((e = groups_at_once(%s, smem, &limit)) != cudaSuccess) return e;
   const int64_t parts = sums_asked(*a) ? a->parts : blocks;   // CTAs (clusters) with partial rows
   const unsigned grid = (unsigned)(blocks < parts ? blocks : parts < limit ? parts : limit);
-  constexpr int smem = kDynSmem + kAccBytes;
-  if constexpr (smem > 0) {   // static shared memory counts against the 48 KB default too
-    const cudaError_t e = raise_smem(%s, smem);
-    if (e != cudaSuccess) return e;
-  }
-  const cudaError_t e = launch_sums(%s, grid, smem, stream, *a);
-  if (e != cudaSuccess) return e;
+  if ((e = launch_groups(%s, grid, smem, stream, *a)) != cudaSuccess) return e;
   const dim3 cols((unsigned)((a->N + kSumCols - 1) / kSumCols));
   float *const out[2] = { a->dw, a->db };
   for (int q = 0; q < kSums; ++q) {
@@ -486,11 +522,10 @@ extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
     sum_partials<<<cols, dim3(kSumCols, kSumSlices), 0, stream>>>(a->partials + q * partial_ld(a->N),
                                                                    kSums * partial_ld(a->N), (int)grid, (int)a->N,
                                                                    out[q]);
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return e;
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   return cudaSuccess;
-}]], name, kernel, kernel)
+}]], name, kernel, kernel, kernel)
 end
 
 -- Partial rows: what a CTA adds up over its rows, and their sum.
@@ -518,33 +553,6 @@ __device__ __forceinline__ int lane_in_row()
 __device__ __forceinline__ float *cta_partials(const kite_row_args &a, int n)
 {
   return sums_asked(a) ? a.partials + (int64_t)(blockIdx.x / kCluster) * kSums * partial_ld(n) : nullptr;
-}
-
-// The kernel on `groups` CTAs, or clusters of kCluster CTAs (a launch
-// attribute, past 8 allowed per kernel).
-template <typename K>
-static cudaError_t launch_sums(K kernel, unsigned groups, int smem, cudaStream_t stream, const kite_row_args &a)
-{
-  if constexpr (kCluster == 1) {
-    kernel<<<groups, kCtaThreads, smem, stream>>>(a);
-    return cudaGetLastError();
-  } else {
-    if constexpr (kCluster > 8) {
-      const cudaError_t e = allow_big_clusters(kernel);
-      if (e != cudaSuccess) return e;
-    }
-    cudaLaunchAttribute cluster[1];
-    cluster[0].id = cudaLaunchAttributeClusterDimension;
-    cluster[0].val.clusterDim = { (unsigned)kCluster, 1, 1 };
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(groups * kCluster);
-    cfg.blockDim = dim3(kCtaThreads);
-    cfg.dynamicSmemBytes = (size_t)smem;
-    cfg.stream = stream;
-    cfg.attrs = cluster;
-    cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, kernel, a);
-  }
 }
 
 // dw[j] = sum of part[g][j] over g < parts: slice s of the CTA adds rows s,
@@ -1034,6 +1042,20 @@ __device__ __forceinline__ elem_t *row_out(void *base, int64_t ld, const place_t
   return static_cast<elem_t *>(base) + (p.live ? p.row * ld : 0);
 }
 
+// Asks L2 for this warp's accesses of a row (lane 0: one bulk prefetch per
+// access, up to n) without waiting, so that the loads of a later row block
+// find them there.  The ragged tail and unaligned rows are left to the loads.
+__device__ __forceinline__ void prefetch_row(const elem_t *row, const place_t &p, int n)
+{
+  if (!p.live || threadIdx.x % 32 != 0) return;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) {
+    const int i = access_index(0, j, p.t);
+    const int bytes = (n - i < 32 * kVec ? n - i : 32 * kVec) * (int)sizeof(elem_t) / 16 * 16;
+    if (bytes > 0 && reinterpret_cast<uintptr_t>(row + i) % 16 == 0) prefetch_l2(row + i, (uint32_t)bytes);
+  }
+}
+
 ]]
 
 -- Resident rows held in registers: the row driver for modes "reg".
@@ -1047,11 +1069,13 @@ __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, in
 
 // Resident rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ...; with
 // kPipe > 1 it loads the next block while it finishes this one, so loads stay
-// in flight through the reduction and the stores.  finish(place, row, k) gets
-// k = 0, 1, 0, ... to alternate its reduction scratch, which makes a barrier
-// between blocks unnecessary.
-template <typename Row, typename Load, typename Finish>
-__device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Finish finish)
+// in flight through the reduction and the stores; with one block at a time,
+// ahead(place) asks L2 for the next block's rows (prefetch_row) before it
+// finishes this one.  finish(place, row, k) gets k = 0, 1, 0, ... to
+// alternate its reduction scratch, which makes a barrier between blocks
+// unnecessary.
+template <typename Row, typename Load, typename Ahead, typename Finish>
+__device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Ahead ahead, Finish finish)
 {
   const int64_t M = a.M;
   const int64_t blocks = (M + kRows - 1) / kRows;
@@ -1066,6 +1090,7 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
     for (; b < blocks; b += block_stride(), k ^= 1) {
       const place_t p = place(b, M);
       const Row row = load(p);
+      if (b + block_stride() < blocks) ahead(place(b + block_stride(), M));
       if constexpr (kCluster > 1) {
         if (b == first_block()) cluster_wait();
       }
@@ -1113,9 +1138,10 @@ __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, in
 // kPipe stages in shared memory, each refilled by thread 0 as soon as every
 // thread has taken its accesses out of it, so kPipe - 1 blocks stay in flight
 // through each block's reduction and stores.  Same contract as the register
-// driver: load(place) reads the row (through load_row), finish(place, row, k).
-template <typename Row, typename Load, typename Finish>
-__device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Finish finish)
+// driver: load(place) reads the row (through load_row), finish(place, row, k);
+// the stages are ahead already, so ahead is not called.
+template <typename Row, typename Load, typename Ahead, typename Finish>
+__device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Ahead, Finish finish)
 {
   const int64_t blocks = (a.M + kRows - 1) / kRows;
   if ((int64_t)blockIdx.x >= blocks) return;

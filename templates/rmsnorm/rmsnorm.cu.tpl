@@ -89,6 +89,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_fwd(const kite_
         w_copied = true;
       }
       return x;
+    }, [&](place_t p) {
+      prefetch_row(row_in(a.x, a.ldx, p), p, n);
     }, [&](place_t p, const row_t &x, int k) {
       rmsnorm_resident(x.r, [&](int j) { return w_s[j * kCtaThreads + threadIdx.x]; }, p,
                        p.live ? n : 0, a, red[k]);   // dead rows store nothing

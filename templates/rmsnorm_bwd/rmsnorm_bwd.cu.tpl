@@ -79,6 +79,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
         load_chunk(row_in(a.dy, a.lddy, p), 0, p.t, n, r.g);
       }
       return r;
+    }, [&](place_t p) {
+      prefetch_row(row_in(a.x, a.ldx, p), p, n);
+      prefetch_row(row_in(a.dy, a.lddy, p), p, n);
     }, [&](place_t p, const row_t &r, int k) {
       const float rs = p.live ? a.rstd[p.row] : 0.f;
       const auto w_at = [&](int j) { return w_s[j * kCtaThreads + threadIdx.x]; };

@@ -103,6 +103,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_res(const kite_
         load_chunk(row_in(a.res, a.ldres, p), 0, p.t, n, r.r);
       }
       return r;
+    }, [&](place_t p) {
+      prefetch_row(row_in(a.x, a.ldx, p), p, n);
+      prefetch_row(row_in(a.res, a.ldres, p), p, n);
     }, [&](place_t p, const row_t &r, int k) {
       raw_t h[kNv];
 #pragma unroll

@@ -47,6 +47,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_fwd(const kite_
       row_t x = {};
       if (p.live) load_row(row_in(a.x, a.ldx, p), p, n, x.r, -INFINITY);
       return x;
+    }, [&](place_t p) {
+      prefetch_row(row_in(a.x, a.ldx, p), p, n);
     }, [&](place_t p, const row_t &x, int k) {
       softmax_resident(x.r, p.t, p.live ? n : 0, red[k], row_out(a.y, a.ldy, p));   // dead rows store nothing
     });

@@ -52,6 +52,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_bwd(const kite_
         load_chunk(row_in(a.dy, a.lddy, p), 0, p.t, n, r.g);
       }
       return r;
+    }, [&](place_t p) {
+      prefetch_row(row_in(a.x, a.ldx, p), p, n);
+      prefetch_row(row_in(a.dy, a.lddy, p), p, n);
     }, [&](place_t p, const row_t &r, int k) {
       const int m = p.live ? n : 0;   // dead rows store nothing
       const float dot = row_sum(chunk_dot(r.y, r.g, 0, p.t, m), red[k]);
