@@ -568,11 +568,14 @@ __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, in
 
 // Resident rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ...; with
 // kPipe > 1 it loads the next block while it finishes this one, so loads stay
-// in flight through the reduction and the stores; with one block at a time,
-// ahead(place) asks L2 for the next block's rows (prefetch_row) before it
-// finishes this one.  finish(place, row, k) gets k = 0, 1, 0, ... to
-// alternate its reduction scratch, which makes a barrier between blocks
-// unnecessary.
+// in flight through the reduction and the stores.  Cluster rows (one CTA per
+// SM, nothing else in flight while they reduce) call ahead(place) to ask L2
+// for the next block's rows (prefetch_row) before they finish this one: on
+// the H200 that took layernorm_bwd at N = 256 K from 0.98 to 1.70 TB/s.  The
+// other rows have other CTAs' loads in flight; there it cost up to 8%
+// (rmsnorm_bwd, N = 4096, 3.93 to 3.61 TB/s).  finish(place, row, k) gets
+// k = 0, 1, 0, ... to alternate its reduction scratch, which makes a barrier
+// between blocks unnecessary.
 template <typename Row, typename Load, typename Ahead, typename Finish>
 __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Ahead ahead, Finish finish)
 {
@@ -589,7 +592,7 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
     for (; b < blocks; b += block_stride(), k ^= 1) {
       const place_t p = place(b, M);
       const Row row = load(p);
-      if (b + block_stride() < blocks) ahead(place(b + block_stride(), M));
+      if (kCluster > 1 && b + block_stride() < blocks) ahead(place(b + block_stride(), M));
       if constexpr (kCluster > 1) {
         if (b == first_block()) cluster_wait();
       }
