@@ -24,6 +24,7 @@
 #                                            case tested, SASS, tuned into the table, torch.compile
 #                                            (KITE_ONLY='a*' builds them alone; see ops() below)
 #   bash bench/device_run.sh clusters        every cluster-row variant tested, then timed at 64 K - 256 K
+#   KITE_NCU_OP=op KITE_NCU_N=n bash bench/device_run.sh ncurow   ncu of the dispatched variant, one launch
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there).  Logs go to
@@ -479,6 +480,21 @@ clusters() {
   grep -E " [=*] " "$OUT/variants.txt" | awk '{ printf "%-14s %6s %s %-48s %8s %6s\n", $1, $4, $5, $6, $7, $8 }'
 }
 
+# Session 16 (written in session 15, not yet run): one launch of the variant
+# kite dispatches for KITE_NCU_OP at N = KITE_NCU_N (bf16, M*N = 2^28) under
+# ncu, with the sections that say where a row's time goes (stall reasons,
+# issue slots, memory throughput); the whole report comes back in $OUT.
+ncurow() {
+  local op=${KITE_NCU_OP:-layernorm_bwd} n=${KITE_NCU_N:-262144}
+  timeout $(( 570 - ($(date +%s) - T0) )) ncu --clock-control none --launch-count 1 -k "$op" \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+    --section Occupancy --section LaunchStats build/kite-bench --op "$op" --n "$n" --warmup 0 --reps 1 \
+    >"$OUT/ncu.$op.$n.txt" 2>&1
+  echo "ncu rc=$?"
+  grep -E "Duration|Throughput|Achieved Occupancy|Registers Per|Grid Size|Cluster|Stall|Warp Cycles|Eligible|Issued" \
+    "$OUT/ncu.$op.$n.txt" | head -50
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -505,5 +521,6 @@ case $stage in
   final4) gpu_suites cpu; gemm_suite ;;
   ops) ops ;;
   clusters) clusters ;;
+  ncurow) ncurow ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac
