@@ -38,6 +38,12 @@ OUT=${OUT:-/tmp/kite-out}; mkdir -p "$OUT"
 export PATH="$PATH:/usr/local/cuda/bin"
 bargs=; [ "$mode" = quick ] && bargs=--quick
 
+# A test log (processes' outputs one after another): Check's totals over its
+# processes, how many processes finished, how many variants were checked.
+checks_total() { grep -E "^[0-9]+%: Checks" "$1" | awk '{ c += $3; f += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, f, e }'; }
+procs_done() { grep -cE '^[0-9]+%: Checks' "$1"; }
+variants_run() { grep -cE 'shapes, worst|^variant .*; worst' "$1"; }
+
 build() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
   # the device's .git may lag the tree it was sent: pass KITE_COMMIT (tune lines carry it too)
@@ -104,7 +110,7 @@ gpu_parallel() {
   cat /tmp/gpu.*.log >"$OUT/gpu.log"
   echo "---- test_gpu in $(wc -l <"$OUT/gpu_parts.txt") processes, $(( $(date +%s) - t0 )) s: $(grep -c 'rc=0$' "$OUT/gpu_parts.txt") exit 0"
   grep -v 'rc=0$' "$OUT/gpu_parts.txt"
-  grep -E "^[0-9]+%: Checks" "$OUT/gpu.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "test_gpu: %d checks, %d failures, %d errors\n", c, f, e }'
+  echo "test_gpu: $(checks_total "$OUT/gpu.log")"
   grep -E ":[EF]:" "$OUT/gpu.log" | cut -c1-300 | head -12
 }
 
@@ -369,9 +375,9 @@ ops() {
   cat "$OUT"/t.*.log >"$OUT/tests.log"
   local procs=$(ls "$OUT"/t.*.log | wc -l)
   { echo "tests: $(( $(date +%s) - t0 )) s ($(left) s left)"
-    grep -E "^[0-9]+%: Checks" "$OUT/tests.log" | awk '{ c += $3; x += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, x, e }'
-    echo "processes done: $(grep -cE '^[0-9]+%: Checks' "$OUT/tests.log") of $procs"
-    echo "variants run: $(grep -cE 'shapes, worst|^variant .*; worst' "$OUT/tests.log") of $(awk -F'\t' -v ops=",$list," 'index(ops, "," $2 ",")' out/manifest.tsv | wc -l)"
+    checks_total "$OUT/tests.log"
+    echo "processes done: $(procs_done "$OUT/tests.log") of $procs"
+    echo "variants run: $(variants_run "$OUT/tests.log") of $(awk -F'\t' -v ops=",$list," 'index(ops, "," $2 ",")' out/manifest.tsv | wc -l)"
     grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8
     echo "objects with LDL/STL in SASS: $(wc -l <"$OUT/ldl.txt") of $(wc -l <"$OUT/objs.txt")"; } | tee -a "$OUT/summary.txt"
   tune_merge ${list//,/ }
@@ -404,9 +410,9 @@ whole() {
   wait
   cat /tmp/norm/t.*.log >"$OUT/norm.log"
   echo "---- test_norm in $(ls /tmp/norm/t.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s"
-  grep -E "^[0-9]+%: Checks" "$OUT/norm.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "test_norm: %d checks, %d failures, %d errors\n", c, f, e }'
-  echo "processes done: $(grep -cE '^[0-9]+%: Checks' "$OUT/norm.log")"
-  echo "norm variants run: $(grep -cE 'shapes, worst|^variant .*; worst' "$OUT/norm.log"); row variants run: $(grep -cE 'shapes, worst|^variant .*; worst' "$OUT/gpu.log")"
+  echo "test_norm: $(checks_total "$OUT/norm.log")"
+  echo "processes done: $(procs_done "$OUT/norm.log")"
+  echo "norm variants run: $(variants_run "$OUT/norm.log"); row variants run: $(variants_run "$OUT/gpu.log")"
   grep -E ":[EF]:|crashed" "$OUT/norm.log" | cut -c1-300 | head -8
 }
 
@@ -471,8 +477,8 @@ clusters() {
   wait
   cat /tmp/cl/t.*.log >"$OUT/clusters_tests.log"
   echo "---- cluster variants tested in $(ls /tmp/cl/t.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
-  grep -E "^[0-9]+%: Checks" "$OUT/clusters_tests.log" | awk '{ c += $3; f += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, f, e }' | tee -a "$OUT/summary.txt"
-  echo "processes done: $(grep -cE '^[0-9]+%: Checks' "$OUT/clusters_tests.log"); variants run: $(grep -cE 'shapes, worst|^variant .*; worst' "$OUT/clusters_tests.log")" | tee -a "$OUT/summary.txt"
+  checks_total "$OUT/clusters_tests.log" | tee -a "$OUT/summary.txt"
+  echo "processes done: $(procs_done "$OUT/clusters_tests.log"); variants run: $(variants_run "$OUT/clusters_tests.log")" | tee -a "$OUT/summary.txt"
   grep -E ":[EF]:|crashed" "$OUT/clusters_tests.log" | cut -c1-300 | head -8
   echo "row objects with spills: $(grep -lE '[1-9][0-9]* bytes spill' build/obj/*/*.o.log | grep -vc /gemm/)" | tee -a "$OUT/summary.txt"
   timeout $(( 575 - ($(date +%s) - T0) )) build/kite-bench --quick --variants --op $ops --n 65536,131072,262144 >"$OUT/variants.txt" 2>&1

@@ -491,6 +491,21 @@ __host__ cudaError_t allow_big_clusters(Kernel kernel)
   return set_attr_once(big_clusters, kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
 }
 
+// A launch of `groups` clusters of kCluster CTAs, the cluster shape in *attr.
+static cudaLaunchConfig_t cluster_config(cudaLaunchAttribute *attr, unsigned groups, int smem, cudaStream_t stream)
+{
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim = { (unsigned)kCluster, 1, 1 };
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(groups * kCluster);
+  cfg.blockDim = dim3(kCtaThreads);
+  cfg.dynamicSmemBytes = (size_t)smem;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
 // Row groups (CTAs, or clusters of kCluster CTAs) of kernel with smem bytes
 // of dynamic shared memory that run at once: sms * kMinCtas CTAs; clusters as
 // the occupancy API counts them (a cluster needs kCluster SMs of one GPC, so
@@ -499,31 +514,27 @@ __host__ cudaError_t allow_big_clusters(Kernel kernel)
 template <typename K>
 static cudaError_t groups_at_once(K kernel, int smem, int64_t *n)
 {
-  int sms, dev;
-  cudaError_t e = kite__device_sms(&sms);
-  if (e != cudaSuccess) return e;
-  *n = (int64_t)sms * kMinCtas;
-  if constexpr (kCluster > 1) {
+  if constexpr (kCluster == 1) {
+    int sms;
+    const cudaError_t e = kite__device_sms(&sms);
+    if (e == cudaSuccess) *n = (int64_t)sms * kMinCtas;
+    return e;
+  } else {
     static std::atomic<int> known[64];   // per device; racing callers store the same count
-    if ((e = cudaGetDevice(&dev)) != cudaSuccess) return e;
+    int dev;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return e;
     int c = dev < 64 ? known[dev].load(std::memory_order_relaxed) : 0;
     if (c == 0) {
-      cudaLaunchAttribute cluster[1];
-      cluster[0].id = cudaLaunchAttributeClusterDimension;
-      cluster[0].val.clusterDim = { (unsigned)kCluster, 1, 1 };
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(kCluster);
-      cfg.blockDim = dim3(kCtaThreads);
-      cfg.dynamicSmemBytes = (size_t)smem;
-      cfg.attrs = cluster;
-      cfg.numAttrs = 1;
+      cudaLaunchAttribute cluster;
+      const cudaLaunchConfig_t cfg = cluster_config(&cluster, 1, smem, 0);
       if ((e = cudaOccupancyMaxActiveClusters(&c, kernel, &cfg)) != cudaSuccess) return e;
       if (c < 1) c = 1;   // none fit: the launch says why
       if (dev < 64) known[dev].store(c, std::memory_order_relaxed);
     }
     *n = c;
+    return cudaSuccess;
   }
-  return cudaSuccess;
 }
 
 // The kernel on `groups` CTAs, or clusters of kCluster CTAs (a launch
@@ -535,16 +546,8 @@ static cudaError_t launch_groups(K kernel, unsigned groups, int smem, cudaStream
     kernel<<<groups, kCtaThreads, smem, stream>>>(a);
     return cudaGetLastError();
   } else {
-    cudaLaunchAttribute cluster[1];
-    cluster[0].id = cudaLaunchAttributeClusterDimension;
-    cluster[0].val.clusterDim = { (unsigned)kCluster, 1, 1 };
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(groups * kCluster);
-    cfg.blockDim = dim3(kCtaThreads);
-    cfg.dynamicSmemBytes = (size_t)smem;
-    cfg.stream = stream;
-    cfg.attrs = cluster;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t cfg = cluster_config(&cluster, groups, smem, stream);
     return cudaLaunchKernelEx(&cfg, kernel, a);
   }
 }
@@ -595,8 +598,8 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
     for (; b < blocks; b += block_stride(), k ^= 1) {
       const place_t p = place(b, M);
       const Row row = load(p);
-      if (kCluster > 1 && b + block_stride() < blocks) ahead(place(b + block_stride(), M));
       if constexpr (kCluster > 1) {
+        if (b + block_stride() < blocks) ahead(place(b + block_stride(), M));
         if (b == first_block()) cluster_wait();
       }
       finish(p, row, k);
