@@ -126,26 +126,42 @@ cudaError_t kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2(const void *arg
 cudaError_t kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -407,6 +423,12 @@ cudaError_t kite_v_layernorm_bf16_reg_t128_r2_n4_v16_c0_p1(const void *args, cud
 cudaError_t kite_v_layernorm_bf16_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -426,6 +448,12 @@ cudaError_t kite_v_layernorm_f16_reg_t128_r2_n4_v16_c0_p1(const void *args, cuda
 cudaError_t kite_v_layernorm_f16_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -445,28 +473,50 @@ cudaError_t kite_v_layernorm_f32_reg_t128_r2_n4_v16_c0_p1(const void *args, cuda
 cudaError_t kite_v_layernorm_f32_reg_t32_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
@@ -486,6 +536,11 @@ cudaError_t kite_v_layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, 
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -497,6 +552,11 @@ cudaError_t kite_v_layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, c
 cudaError_t kite_v_layernorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -508,28 +568,41 @@ cudaError_t kite_v_layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, c
 cudaError_t kite_v_layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -654,26 +727,42 @@ cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cud
 cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
@@ -700,6 +789,12 @@ cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cu
 cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -712,6 +807,12 @@ cudaError_t kite_v_rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cud
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -724,28 +825,50 @@ cudaError_t kite_v_rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cud
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f32_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -912,26 +1035,42 @@ cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cud
 cudaError_t kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1(const void *args, cudaStream_t stream);
@@ -958,6 +1097,12 @@ cudaError_t kite_v_softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cu
 cudaError_t kite_v_softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -970,6 +1115,12 @@ cudaError_t kite_v_softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cud
 cudaError_t kite_v_softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -982,28 +1133,50 @@ cudaError_t kite_v_softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cud
 cudaError_t kite_v_softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_bulk_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f32_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -1136,26 +1309,42 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4", "cross_entropy", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_stream_t512_r1_n2_v16_c0_p4},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_BF16, KITE_BF16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "cross_entropy", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F16, KITE_F16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "cross_entropy", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F32, KITE_F32, 4097, 8192, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_BF16, KITE_BF16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x16", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x16", "cross_entropy", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F16, KITE_F16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x16", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x16", "cross_entropy", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_F32, KITE_F32, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1},
@@ -1417,6 +1606,12 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bf16_reg_t32_r4_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t32_r4_n4_v16_c0_p1},
   {"layernorm_bf16_reg_t64_r4_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t64_r4_n4_v16_c0_p1},
   {"layernorm_bf16_reg_t32_r8_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t32_r8_n4_v16_c0_p1},
+  {"layernorm_bf16_bulk_t32_r8_n1_v16_c0_p2", "layernorm", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t32_r8_n1_v16_c0_p2},
+  {"layernorm_bf16_bulk_t256_r1_n2_v16_c0_p2", "layernorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n2_v16_c0_p2},
+  {"layernorm_bf16_bulk_t512_r1_n2_v16_c0_p2", "layernorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n2_v16_c0_p2},
+  {"layernorm_bf16_bulk_t1024_r1_n2_v16_c0_p2", "layernorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t1024_r1_n2_v16_c0_p2},
+  {"layernorm_bf16_bulk_t128_r2_n2_v16_c0_p2", "layernorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t128_r2_n2_v16_c0_p2},
+  {"layernorm_bf16_bulk_t64_r4_n2_v16_c0_p2", "layernorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t64_r4_n2_v16_c0_p2},
   {"layernorm_f16_reg_t32_r4_n1_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r4_n1_v16_c0_p1},
   {"layernorm_f16_reg_t32_r8_n1_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r8_n1_v16_c0_p1},
   {"layernorm_f16_reg_t128_r1_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t128_r1_n2_v16_c0_p1},
@@ -1436,6 +1631,12 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_f16_reg_t32_r4_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r4_n4_v16_c0_p1},
   {"layernorm_f16_reg_t64_r4_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t64_r4_n4_v16_c0_p1},
   {"layernorm_f16_reg_t32_r8_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r8_n4_v16_c0_p1},
+  {"layernorm_f16_bulk_t32_r8_n1_v16_c0_p2", "layernorm", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t32_r8_n1_v16_c0_p2},
+  {"layernorm_f16_bulk_t256_r1_n2_v16_c0_p2", "layernorm", KITE_F16, KITE_F16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t256_r1_n2_v16_c0_p2},
+  {"layernorm_f16_bulk_t512_r1_n2_v16_c0_p2", "layernorm", KITE_F16, KITE_F16, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n2_v16_c0_p2},
+  {"layernorm_f16_bulk_t1024_r1_n2_v16_c0_p2", "layernorm", KITE_F16, KITE_F16, 1, 16384, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t1024_r1_n2_v16_c0_p2},
+  {"layernorm_f16_bulk_t128_r2_n2_v16_c0_p2", "layernorm", KITE_F16, KITE_F16, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t128_r2_n2_v16_c0_p2},
+  {"layernorm_f16_bulk_t64_r4_n2_v16_c0_p2", "layernorm", KITE_F16, KITE_F16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t64_r4_n2_v16_c0_p2},
   {"layernorm_f32_reg_t32_r4_n1_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r4_n1_v16_c0_p1},
   {"layernorm_f32_reg_t32_r8_n1_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r8_n1_v16_c0_p1},
   {"layernorm_f32_reg_t128_r1_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t128_r1_n2_v16_c0_p1},
@@ -1455,28 +1656,50 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_f32_reg_t32_r4_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r4_n4_v16_c0_p1},
   {"layernorm_f32_reg_t64_r4_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t64_r4_n4_v16_c0_p1},
   {"layernorm_f32_reg_t32_r8_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r8_n4_v16_c0_p1},
+  {"layernorm_f32_bulk_t32_r8_n1_v16_c0_p2", "layernorm", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_bulk_t32_r8_n1_v16_c0_p2},
+  {"layernorm_f32_bulk_t256_r1_n2_v16_c0_p2", "layernorm", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_bulk_t256_r1_n2_v16_c0_p2},
+  {"layernorm_f32_bulk_t512_r1_n2_v16_c0_p2", "layernorm", KITE_F32, KITE_F32, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_bulk_t512_r1_n2_v16_c0_p2},
+  {"layernorm_f32_bulk_t1024_r1_n2_v16_c0_p2", "layernorm", KITE_F32, KITE_F32, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_bulk_t1024_r1_n2_v16_c0_p2},
+  {"layernorm_f32_bulk_t128_r2_n2_v16_c0_p2", "layernorm", KITE_F32, KITE_F32, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_bulk_t128_r2_n2_v16_c0_p2},
+  {"layernorm_f32_bulk_t64_r4_n2_v16_c0_p2", "layernorm", KITE_F32, KITE_F32, 1, 512, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_bulk_t64_r4_n2_v16_c0_p2},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "layernorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F16, KITE_F16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "layernorm", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 4097, 8192, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16", "layernorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F16, KITE_F16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16", "layernorm", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F32, KITE_F32, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"layernorm_bf16_loop_t512_r1_n2_v16_c6_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bf16_loop_t512_r1_n2_v16_c6_p1},
@@ -1496,6 +1719,11 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1},
   {"layernorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1},
   {"layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1},
+  {"layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2},
+  {"layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2},
+  {"layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2},
+  {"layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2},
+  {"layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2},
   {"layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 256, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1},
   {"layernorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1},
   {"layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1},
@@ -1507,6 +1735,11 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1},
   {"layernorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1},
   {"layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1},
+  {"layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2", "layernorm_bwd", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2},
+  {"layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2", "layernorm_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2},
+  {"layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2", "layernorm_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2},
+  {"layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2", "layernorm_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2},
+  {"layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2", "layernorm_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2},
   {"layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 128, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1},
   {"layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1},
   {"layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1},
@@ -1518,28 +1751,41 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1},
   {"layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1},
   {"layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1},
+  {"layernorm_bwd_f32_bulk_t32_r8_n1_v16_c0_p2", "layernorm_bwd", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_bulk_t32_r8_n1_v16_c0_p2},
+  {"layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2", "layernorm_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2},
+  {"layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2", "layernorm_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2},
+  {"layernorm_bwd_f32_bulk_t128_r2_n2_v16_c0_p2", "layernorm_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_bulk_t128_r2_n2_v16_c0_p2},
+  {"layernorm_bwd_f32_bulk_t64_r4_n2_v16_c0_p2", "layernorm_bwd", KITE_F32, KITE_F32, 1, 512, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_bulk_t64_r4_n2_v16_c0_p2},
   {"layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "layernorm_bwd", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "layernorm_bwd", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm_bwd", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "layernorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "layernorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm_bwd", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "layernorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "layernorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm_bwd", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16", "layernorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16},
   {"layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16", "layernorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16},
   {"layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm_bwd", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"layernorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
@@ -1664,26 +1910,42 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "rmsnorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "rmsnorm", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16", "rmsnorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16", "rmsnorm", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2},
@@ -1710,6 +1972,12 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1},
   {"rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1},
   {"rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2},
+  {"rmsnorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2},
+  {"rmsnorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2},
+  {"rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2},
+  {"rmsnorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2},
+  {"rmsnorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2},
   {"rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 256, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1},
   {"rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1},
   {"rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1},
@@ -1722,6 +1990,12 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1},
   {"rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1},
   {"rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2},
+  {"rmsnorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2},
+  {"rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2},
+  {"rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2},
+  {"rmsnorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2},
+  {"rmsnorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2", "rmsnorm_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2},
   {"rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 128, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1},
   {"rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1},
   {"rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1},
@@ -1734,28 +2008,50 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1},
   {"rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1},
   {"rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1},
+  {"rmsnorm_bwd_f32_bulk_t32_r8_n1_v16_c0_p2", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_bulk_t32_r8_n1_v16_c0_p2},
+  {"rmsnorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2},
+  {"rmsnorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2},
+  {"rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2},
+  {"rmsnorm_bwd_f32_bulk_t128_r2_n2_v16_c0_p2", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_bulk_t128_r2_n2_v16_c0_p2},
+  {"rmsnorm_bwd_f32_bulk_t64_r4_n2_v16_c0_p2", "rmsnorm_bwd", KITE_F32, KITE_F32, 1, 512, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_bulk_t64_r4_n2_v16_c0_p2},
   {"rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "rmsnorm_bwd", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "rmsnorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm_bwd", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "rmsnorm_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "rmsnorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm_bwd", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "rmsnorm_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "rmsnorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm_bwd", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16", "rmsnorm_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16", "rmsnorm_bwd", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm_bwd", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "rmsnorm_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_rmsnorm_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
@@ -1922,26 +2218,42 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_stream_t512_r1_n2_v16_c0_p4", "softmax", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_stream_t512_r1_n2_v16_c0_p4},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_BF16, KITE_BF16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "softmax", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_F16, KITE_F16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "softmax", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_F32, KITE_F32, 4097, 8192, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "softmax", KITE_BF16, KITE_BF16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16", "softmax", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x16", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16", "softmax", KITE_F16, KITE_F16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16", "softmax", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16", "softmax", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16", "softmax", KITE_F32, KITE_F32, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"softmax_bf16_loop_t512_r1_n4_v16_c3_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bf16_loop_t512_r1_n4_v16_c3_p1},
@@ -1968,6 +2280,12 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1},
   {"softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1},
   {"softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2},
+  {"softmax_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2},
+  {"softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2},
+  {"softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2},
+  {"softmax_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2},
+  {"softmax_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2},
   {"softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1},
   {"softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1},
   {"softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1},
@@ -1980,6 +2298,12 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1},
   {"softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1},
   {"softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f16_bulk_t32_r8_n1_v16_c0_p2", "softmax_bwd", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t32_r8_n1_v16_c0_p2},
+  {"softmax_bwd_f16_bulk_t256_r1_n2_v16_c0_p2", "softmax_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t256_r1_n2_v16_c0_p2},
+  {"softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2", "softmax_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2},
+  {"softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2", "softmax_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2},
+  {"softmax_bwd_f16_bulk_t128_r2_n2_v16_c0_p2", "softmax_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t128_r2_n2_v16_c0_p2},
+  {"softmax_bwd_f16_bulk_t64_r4_n2_v16_c0_p2", "softmax_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t64_r4_n2_v16_c0_p2},
   {"softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1},
   {"softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1},
   {"softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1},
@@ -1992,164 +2316,186 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1},
   {"softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1},
   {"softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1},
+  {"softmax_bwd_f32_bulk_t32_r8_n1_v16_c0_p2", "softmax_bwd", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_bulk_t32_r8_n1_v16_c0_p2},
+  {"softmax_bwd_f32_bulk_t256_r1_n2_v16_c0_p2", "softmax_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_bulk_t256_r1_n2_v16_c0_p2},
+  {"softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2", "softmax_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2},
+  {"softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2", "softmax_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2},
+  {"softmax_bwd_f32_bulk_t128_r2_n2_v16_c0_p2", "softmax_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_bulk_t128_r2_n2_v16_c0_p2},
+  {"softmax_bwd_f32_bulk_t64_r4_n2_v16_c0_p2", "softmax_bwd", KITE_F32, KITE_F32, 1, 512, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_bulk_t64_r4_n2_v16_c0_p2},
   {"softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "softmax_bwd", KITE_BF16, KITE_BF16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "softmax_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "softmax_bwd", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "softmax_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2", "softmax_bwd", KITE_F16, KITE_F16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2", "softmax_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "softmax_bwd", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
+  {"softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "softmax_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2", "softmax_bwd", KITE_F32, KITE_F32, 4097, 8192, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2", "softmax_bwd", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "softmax_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "softmax_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "softmax_bwd", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "softmax_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4", "softmax_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4", "softmax_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "softmax_bwd", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
+  {"softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "softmax_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4", "softmax_bwd", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4", "softmax_bwd", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "softmax_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "softmax_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "softmax_bwd", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "softmax_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8", "softmax_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8", "softmax_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "softmax_bwd", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
+  {"softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "softmax_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8", "softmax_bwd", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8", "softmax_bwd", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "softmax_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "softmax_bwd", KITE_BF16, KITE_BF16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16", "softmax_bwd", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16", "softmax_bwd", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16", "softmax_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16", "softmax_bwd", KITE_F16, KITE_F16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16", "softmax_bwd", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16},
+  {"softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16", "softmax_bwd", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16", "softmax_bwd", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16", "softmax_bwd", KITE_F32, KITE_F32, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16},
   {"softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 1008;
+const int32_t kite_variants_len = 1181;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 536, 206.240f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 536, 105.152f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 534, 75.792f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 543, 68.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 558, 68.848f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 554, 70.576f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 557, 68.448f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 551, 70.624f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 555, 68.704f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 552, 73.664f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 552, 68.816f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 548, 78.704f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 553, 73.136f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 572, 82.752f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 652, 81.440f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 676, 85.376f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 658, 83.920f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 664, 131.744f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 664, 163.056f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 670, 271.616f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 670, 336.672f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 575, 202.720f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 575, 103.168f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 573, 75.488f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 582, 68.816f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 597, 69.168f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 593, 69.776f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 596, 68.480f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 590, 70.464f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 594, 68.432f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 591, 72.864f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 591, 68.624f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 607, 77.856f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 592, 71.360f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 611, 82.544f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 654, 81.456f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 678, 85.104f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 660, 82.880f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 666, 130.528f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 666, 162.208f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 672, 268.240f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 672, 332.288f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 614, 178.096f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 612, 130.768f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 621, 129.920f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 619, 129.200f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 615, 129.344f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 629, 129.664f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 616, 129.792f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 630, 133.584f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 630, 131.872f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 631, 143.856f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 631, 132.048f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 650, 152.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 680, 153.152f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 680, 154.992f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 662, 155.536f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 668, 161.488f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 668, 156.448f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 674, 259.024f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 674, 328.576f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 683, 602.160f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 683, 787.232f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 789, 203.488f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 789, 106.512f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 789, 69.600f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 797, 67.728f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 795, 67.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 809, 70.176f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 792, 67.584f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 805, 68.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 810, 68.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 806, 74.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 806, 68.464f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 823, 81.264f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 807, 74.032f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 828, 80.368f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 933, 78.432f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 933, 78.400f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 933, 78.624f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 933, 131.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 922, 181.584f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 933, 286.144f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 933, 379.280f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 829, 200.688f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 829, 105.504f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 829, 69.440f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 837, 67.936f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 835, 67.552f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 849, 70.000f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 832, 67.664f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 845, 67.968f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 850, 68.416f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 846, 73.728f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 846, 68.624f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 863, 81.024f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 847, 73.872f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 938, 82.144f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 936, 77.888f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 936, 77.936f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 936, 78.432f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 936, 131.840f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 924, 179.936f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 936, 286.176f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 936, 379.072f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 869, 179.472f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 869, 130.128f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 891, 129.536f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 875, 129.712f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 872, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 890, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 873, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 886, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 886, 133.248f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 903, 147.920f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 887, 134.624f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 941, 147.360f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 939, 138.000f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 939, 137.600f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 939, 142.880f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 939, 171.136f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 926, 171.408f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 939, 285.504f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 932, 371.872f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 939, 579.040f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 939, 788.224f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 609, 206.240f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 609, 105.152f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 607, 75.792f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 616, 68.992f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 631, 68.848f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 627, 70.576f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 630, 68.448f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 624, 70.624f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 628, 68.704f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 625, 73.664f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 625, 68.816f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 621, 78.704f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 626, 73.136f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 645, 82.752f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 725, 81.440f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 765, 85.376f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 735, 83.920f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 745, 131.744f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 745, 163.056f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 755, 271.616f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 755, 336.672f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 648, 202.720f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 648, 103.168f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 646, 75.488f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 655, 68.816f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 670, 69.168f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 666, 69.776f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 669, 68.480f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 663, 70.464f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 667, 68.432f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 664, 72.864f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 664, 68.624f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 680, 77.856f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 665, 71.360f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 684, 82.544f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 729, 81.456f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 767, 85.104f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 739, 82.880f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 749, 130.528f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 749, 162.208f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 759, 268.240f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 759, 332.288f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 687, 178.096f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 685, 130.768f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 694, 129.920f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 692, 129.200f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 688, 129.344f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 702, 129.664f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 689, 129.792f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 703, 133.584f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 703, 131.872f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 704, 143.856f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 704, 132.048f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 723, 152.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 769, 153.152f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 769, 154.992f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 743, 155.536f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 753, 161.488f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 753, 156.448f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 763, 259.024f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 763, 328.576f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 772, 602.160f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 772, 787.232f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 912, 203.488f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 912, 106.512f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 912, 69.600f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 920, 67.728f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 918, 67.472f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 932, 70.176f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 915, 67.584f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 928, 68.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 933, 68.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 929, 74.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 929, 68.464f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 946, 81.264f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 930, 74.032f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 951, 80.368f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1072, 78.432f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1072, 78.400f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1072, 78.624f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1072, 131.472f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1053, 181.584f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1072, 286.144f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1072, 379.280f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 952, 200.688f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 952, 105.504f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 952, 69.440f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 960, 67.936f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 958, 67.552f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 972, 70.000f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 955, 67.664f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 968, 67.968f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 973, 68.416f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 969, 73.728f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 969, 68.624f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 986, 81.024f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 970, 73.872f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1077, 82.144f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1075, 77.888f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1075, 77.936f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1075, 78.432f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1075, 131.840f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1057, 179.936f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1075, 286.176f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1075, 379.072f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 992, 179.472f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 992, 130.128f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1014, 129.536f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 998, 129.712f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 995, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1013, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 996, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1009, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1009, 133.248f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1026, 147.920f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1010, 134.624f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1080, 147.360f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1078, 138.000f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1078, 137.600f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1078, 142.880f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1078, 171.136f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1061, 171.408f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1078, 285.504f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1071, 371.872f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1078, 579.040f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1078, 788.224f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1, 285.024f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1, 144.848f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1, 75.008f},
@@ -2201,7 +2547,7 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 98, 64.384f},
   {"cross_entropy", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 116, 82.832f},
   {"cross_entropy", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 116, 69.040f},
-  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 149, 79.120f},
+  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 165, 79.120f},
   {"cross_entropy", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 117, 73.344f},
   {"cross_entropy", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 121, 74.992f},
   {"cross_entropy", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 107, 72.736f},
@@ -2213,506 +2559,506 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 107, 125.552f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 107, 187.472f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 107, 242.288f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 945, 314.720f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 945, 162.704f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 945, 98.080f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 953, 95.952f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 951, 95.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 947, 102.464f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 947, 95.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 948, 105.552f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 948, 95.984f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 949, 110.288f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 949, 98.624f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 956, 115.808f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 950, 110.480f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 956, 108.672f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 982, 110.976f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 988, 138.560f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 993, 119.072f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 994, 206.784f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 994, 233.248f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1000, 453.104f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1000, 493.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 957, 315.008f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 957, 165.680f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 957, 102.416f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 967, 96.064f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 966, 95.968f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 959, 102.512f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 964, 95.952f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 960, 105.328f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 960, 96.032f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 961, 110.880f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 961, 98.592f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 968, 115.472f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 968, 109.600f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 968, 108.464f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 984, 111.904f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 995, 138.704f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 995, 117.936f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 996, 208.160f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 996, 233.968f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1002, 460.688f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1002, 498.064f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 969, 212.736f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 969, 187.728f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 977, 188.224f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 978, 186.960f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 976, 186.896f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 972, 193.120f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 972, 186.432f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 973, 206.640f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 973, 187.648f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 980, 213.264f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 974, 210.576f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 980, 203.552f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 986, 201.424f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 997, 226.560f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 997, 217.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1003, 238.144f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 998, 223.984f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1004, 405.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1004, 479.840f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 980, 956.128f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 980, 1262.640f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 150, 259.072f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 150, 135.232f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 150, 78.832f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 158, 71.664f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 174, 68.832f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 170, 69.152f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 170, 68.736f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 166, 68.864f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 171, 68.848f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 167, 71.744f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 167, 68.992f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 163, 72.496f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 163, 69.248f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 175, 74.832f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 175, 73.472f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 175, 73.584f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 175, 73.792f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 175, 110.448f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 175, 144.336f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 175, 216.240f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 175, 285.056f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 176, 257.104f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 176, 134.432f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 176, 78.672f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 184, 70.512f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 200, 68.800f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 196, 68.672f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 199, 68.640f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 192, 68.560f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 197, 68.496f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 193, 71.280f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 193, 69.200f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 189, 72.576f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 189, 69.472f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 201, 75.232f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 201, 73.552f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 201, 74.048f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 201, 73.856f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 201, 111.072f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 201, 144.656f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 201, 218.432f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 201, 285.600f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 202, 191.200f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 202, 133.568f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 210, 130.240f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 208, 129.808f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 205, 129.776f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 223, 129.712f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 206, 131.568f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 219, 130.080f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 207, 130.464f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 220, 133.504f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 220, 132.048f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 227, 137.104f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 221, 131.232f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 227, 136.672f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 227, 137.024f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 227, 141.904f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 227, 141.712f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 227, 214.176f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 227, 278.256f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 227, 418.016f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 227, 553.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 233, 3.904f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 233, 4.270f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 233, 6.741f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 233, 17.397f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 244, 59.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 233, 3.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 233, 4.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 233, 7.053f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 233, 17.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 244, 59.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 233, 4.076f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 233, 4.608f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 233, 7.520f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 233, 17.728f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 233, 60.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 233, 4.540f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 233, 5.360f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 233, 8.538f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 244, 19.883f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 233, 66.304f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 244, 5.851f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 244, 7.526f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 234, 13.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 245, 37.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 245, 130.240f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 251, 5.385f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 233, 4.448f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 233, 6.906f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 233, 17.589f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 233, 59.488f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 251, 6.229f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 233, 4.553f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 233, 6.981f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 233, 17.589f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 244, 59.808f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 233, 4.352f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 233, 4.869f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 233, 7.757f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 244, 18.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 233, 60.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 234, 5.303f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 234, 6.149f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 245, 9.792f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 238, 23.200f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 245, 72.736f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 238, 9.286f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 245, 11.368f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 247, 19.317f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 232, 52.608f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 231, 187.424f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 233, 4.251f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 233, 4.786f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 233, 7.494f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 233, 18.315f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 233, 58.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 233, 4.274f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 233, 4.955f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 233, 7.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 244, 17.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 244, 59.104f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 244, 5.157f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 234, 6.192f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 234, 9.235f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 245, 21.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 245, 69.600f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 242, 9.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 245, 11.168f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 249, 17.216f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 249, 49.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 231, 169.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 238, 22.539f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 249, 29.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 249, 55.040f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 249, 179.296f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 249, 717.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 233, 4.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 233, 5.621f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 233, 8.493f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 233, 19.883f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 233, 64.320f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 234, 5.271f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 245, 6.357f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 245, 9.741f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 238, 22.923f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 245, 73.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 245, 9.101f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 245, 11.264f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 247, 16.875f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 247, 49.440f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 231, 169.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 238, 22.517f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 240, 29.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 249, 55.072f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 249, 182.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 249, 725.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 245, 70.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 241, 95.680f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 249, 204.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 249, 726.720f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 232, 2793.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 244, 5.744f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 244, 7.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 248, 14.200f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 248, 38.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 248, 131.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 238, 9.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 245, 11.536f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 249, 19.477f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 231, 53.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 231, 187.904f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 238, 22.037f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 249, 29.648f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 247, 54.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 249, 181.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 249, 730.016f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 245, 70.112f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 240, 96.704f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 249, 202.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 249, 734.880f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 231, 2796.896f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 245, 253.696f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 231, 338.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 249, 824.992f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 232, 2910.208f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 231, 11663.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 136, 7.087463f, 7.087463f, 7.087463f, 233, 4.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 1000, 7.087463f, 7.087463f, 9.965784f, 233, 7.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 8200, 7.087463f, 7.087463f, 13.001408f, 233, 32.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 136, 7.087463f, 9.965784f, 7.087463f, 233, 5.131f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 1000, 7.087463f, 9.965784f, 9.965784f, 233, 7.949f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 8200, 7.087463f, 9.965784f, 13.001408f, 233, 33.280f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 136, 7.087463f, 13.001408f, 7.087463f, 235, 7.840f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 1000, 7.087463f, 13.001408f, 9.965784f, 246, 17.205f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 8200, 7.087463f, 13.001408f, 13.001408f, 231, 92.320f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 136, 9.965784f, 7.087463f, 7.087463f, 233, 4.976f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 1000, 9.965784f, 7.087463f, 9.965784f, 233, 7.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 8200, 9.965784f, 7.087463f, 13.001408f, 233, 32.928f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 136, 9.965784f, 9.965784f, 7.087463f, 234, 7.027f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 249, 12.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 8200, 9.965784f, 9.965784f, 13.001408f, 240, 61.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 136, 9.965784f, 13.001408f, 7.087463f, 239, 21.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 1000, 9.965784f, 13.001408f, 9.965784f, 231, 45.616f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 8200, 9.965784f, 13.001408f, 13.001408f, 232, 290.432f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 136, 13.001408f, 7.087463f, 7.087463f, 249, 8.762f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 1000, 13.001408f, 7.087463f, 9.965784f, 241, 18.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 8200, 13.001408f, 7.087463f, 13.001408f, 241, 82.016f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 136, 13.001408f, 9.965784f, 7.087463f, 231, 22.784f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 1000, 13.001408f, 9.965784f, 9.965784f, 231, 47.632f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 8200, 13.001408f, 9.965784f, 13.001408f, 253, 294.976f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 136, 13.001408f, 13.001408f, 7.087463f, 231, 127.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 1000, 13.001408f, 13.001408f, 9.965784f, 232, 347.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 8200, 13.001408f, 13.001408f, 13.001408f, 231, 2444.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 231, 1442.560f},
-  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 247, 28.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 232, 2547.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 232, 2470.368f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 232, 5666.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 249, 203.968f},
-  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 233, 21.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 234, 34.576f},
-  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 244, 20.565f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 688, 434.912f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 688, 223.056f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 687, 118.000f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 695, 107.056f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 693, 107.328f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 689, 127.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 694, 109.984f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 690, 132.976f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 690, 119.328f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 691, 144.960f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 691, 130.240f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 692, 173.344f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 692, 147.776f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 729, 196.112f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 729, 169.040f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 735, 201.968f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 735, 176.432f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 736, 314.176f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 741, 344.848f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 742, 646.800f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 742, 741.504f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 700, 412.864f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 700, 213.936f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 699, 117.856f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 707, 107.312f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 705, 108.672f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 701, 128.176f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 706, 110.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 702, 133.536f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 702, 120.224f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 703, 146.896f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 703, 129.760f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 704, 169.424f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 704, 145.648f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 731, 193.552f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 731, 165.536f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 737, 203.248f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 737, 175.344f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 743, 313.488f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 743, 342.880f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 744, 706.256f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 744, 790.736f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 711, 305.584f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 711, 214.880f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 721, 210.784f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 717, 208.064f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 713, 208.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 714, 208.112f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 714, 211.328f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 715, 220.768f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 715, 201.856f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 716, 244.416f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 716, 213.168f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 733, 285.296f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 733, 250.528f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 739, 300.448f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 739, 256.608f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 745, 316.752f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 745, 279.040f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 746, 519.568f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 746, 620.432f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 722, 1430.624f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 722, 1892.528f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 474, 537.760f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 474, 280.992f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 474, 153.472f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 481, 131.184f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 479, 139.344f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 476, 175.600f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 480, 146.800f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 477, 187.488f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 477, 163.888f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 478, 271.264f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 478, 235.808f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 507, 236.272f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 507, 208.288f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 513, 274.192f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 513, 234.896f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 519, 265.424f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 519, 226.208f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 525, 412.816f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 525, 433.120f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 526, 915.264f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 526, 1034.560f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 485, 527.648f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 485, 276.848f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 485, 152.336f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 492, 130.128f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 490, 138.144f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 487, 177.232f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 491, 147.488f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 488, 189.488f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 488, 164.096f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 489, 280.272f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 489, 241.280f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 509, 244.944f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 509, 210.304f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 515, 274.384f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 515, 237.168f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 521, 263.904f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 521, 225.936f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 527, 418.816f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 527, 440.496f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 528, 907.696f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 528, 1030.192f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 496, 359.968f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 497, 229.008f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 503, 212.640f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 501, 216.288f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 498, 214.096f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 499, 247.104f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 499, 220.368f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 500, 361.200f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 500, 304.928f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 511, 304.352f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 511, 264.304f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 517, 319.616f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 517, 279.008f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 523, 327.936f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 523, 292.304f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 529, 364.688f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 529, 316.784f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 530, 604.208f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 530, 727.744f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 506, 2130.832f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 506, 2803.248f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 387, 379.776f},
-  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 387, 195.040f},
-  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 387, 92.848f},
-  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 395, 74.800f},
-  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 403, 73.136f},
-  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 401, 87.584f},
-  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 401, 73.296f},
-  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 398, 80.016f},
-  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 402, 74.128f},
-  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 399, 84.128f},
-  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 399, 77.216f},
-  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 400, 95.264f},
-  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 400, 78.480f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 468, 94.816f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 468, 93.712f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 468, 94.208f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 468, 93.184f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 468, 149.376f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 468, 203.024f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 468, 311.584f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 468, 404.832f},
-  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 406, 371.168f},
-  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 406, 190.352f},
-  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 406, 91.824f},
-  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 414, 74.432f},
-  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 422, 71.600f},
-  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 420, 80.992f},
-  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 420, 71.616f},
-  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 417, 79.024f},
-  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 421, 72.656f},
-  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 418, 82.944f},
-  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 418, 77.536f},
-  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 419, 93.424f},
-  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 419, 77.728f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 469, 93.968f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 469, 92.880f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 469, 93.504f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 469, 91.968f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 469, 149.328f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 469, 202.848f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 469, 310.336f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 469, 403.744f},
-  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 425, 286.208f},
-  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 425, 148.640f},
-  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 433, 131.776f},
-  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 441, 131.824f},
-  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 439, 132.208f},
-  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 436, 138.720f},
-  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 440, 133.120f},
-  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 437, 141.104f},
-  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 437, 149.760f},
-  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 438, 152.912f},
-  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 438, 143.024f},
-  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 470, 163.504f},
-  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 470, 163.520f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 470, 167.088f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 470, 168.832f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 470, 198.848f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 470, 199.680f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 470, 305.168f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 470, 398.544f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 470, 608.016f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 470, 792.496f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1084, 314.720f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1084, 162.704f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1084, 98.080f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1092, 95.952f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1090, 95.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1086, 102.464f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1086, 95.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1087, 105.552f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1087, 95.984f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1088, 110.288f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1088, 98.624f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1095, 115.808f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1089, 110.480f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1095, 108.672f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1139, 110.976f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1149, 138.560f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1158, 119.072f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1159, 206.784f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1159, 233.248f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1169, 453.104f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1169, 493.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1102, 315.008f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1102, 165.680f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1102, 102.416f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1112, 96.064f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1111, 95.968f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1104, 102.512f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1109, 95.952f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1105, 105.328f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1105, 96.032f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1106, 110.880f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1106, 98.592f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1113, 115.472f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1113, 109.600f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1113, 108.464f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1143, 111.904f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1162, 138.704f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1162, 117.936f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1163, 208.160f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1163, 233.968f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1173, 460.688f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1173, 498.064f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1120, 212.736f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1120, 187.728f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1128, 188.224f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1129, 186.960f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1127, 186.896f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1123, 193.120f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1123, 186.432f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1124, 206.640f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1124, 187.648f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1131, 213.264f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1125, 210.576f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1131, 203.552f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1147, 201.424f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1166, 226.560f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1166, 217.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1176, 238.144f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1167, 223.984f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1177, 405.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1177, 479.840f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1131, 956.128f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1131, 1262.640f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 166, 259.072f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 166, 135.232f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 166, 78.832f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 174, 71.664f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 190, 68.832f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 186, 69.152f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 186, 68.736f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 182, 68.864f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 187, 68.848f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 183, 71.744f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 183, 68.992f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 179, 72.496f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 179, 69.248f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 191, 74.832f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 191, 73.472f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 191, 73.584f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 191, 73.792f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 191, 110.448f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 191, 144.336f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 191, 216.240f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 191, 285.056f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 192, 257.104f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 192, 134.432f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 192, 78.672f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 200, 70.512f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 216, 68.800f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 212, 68.672f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 215, 68.640f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 208, 68.560f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 213, 68.496f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 209, 71.280f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 209, 69.200f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 205, 72.576f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 205, 69.472f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 217, 75.232f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 217, 73.552f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 217, 74.048f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 217, 73.856f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 217, 111.072f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 217, 144.656f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 217, 218.432f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 217, 285.600f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 218, 191.200f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 218, 133.568f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 226, 130.240f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 224, 129.808f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 221, 129.776f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 239, 129.712f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 222, 131.568f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 235, 130.080f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 223, 130.464f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 236, 133.504f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 236, 132.048f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 243, 137.104f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 237, 131.232f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 243, 136.672f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 243, 137.024f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 243, 141.904f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 243, 141.712f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 243, 214.176f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 243, 278.256f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 243, 418.016f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 243, 553.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 249, 3.904f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 249, 4.270f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 249, 6.741f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 249, 17.397f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 260, 59.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 249, 3.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 249, 4.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 249, 7.053f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 249, 17.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 260, 59.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 249, 4.076f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 249, 4.608f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 249, 7.520f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 249, 17.728f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 249, 60.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 249, 4.540f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 249, 5.360f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 249, 8.538f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 260, 19.883f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 249, 66.304f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 260, 5.851f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 260, 7.526f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 250, 13.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 261, 37.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 261, 130.240f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 267, 5.385f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 249, 4.448f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 249, 6.906f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 249, 17.589f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 249, 59.488f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 267, 6.229f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 249, 4.553f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 249, 6.981f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 249, 17.589f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 260, 59.808f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 249, 4.352f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 249, 4.869f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 249, 7.757f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 260, 18.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 249, 60.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 250, 5.303f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 250, 6.149f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 261, 9.792f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 254, 23.200f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 261, 72.736f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 254, 9.286f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 261, 11.368f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 263, 19.317f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 248, 52.608f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 247, 187.424f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 249, 4.251f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 249, 4.786f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 249, 7.494f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 249, 18.315f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 249, 58.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 249, 4.274f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 249, 4.955f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 249, 7.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 260, 17.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 260, 59.104f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 260, 5.157f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 250, 6.192f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 250, 9.235f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 261, 21.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 261, 69.600f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 258, 9.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 261, 11.168f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 265, 17.216f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 265, 49.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 247, 169.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 254, 22.539f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 265, 29.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 265, 55.040f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 265, 179.296f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 265, 717.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 249, 4.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 249, 5.621f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 249, 8.493f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 249, 19.883f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 249, 64.320f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 250, 5.271f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 261, 6.357f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 261, 9.741f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 254, 22.923f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 261, 73.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 261, 9.101f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 261, 11.264f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 263, 16.875f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 263, 49.440f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 247, 169.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 254, 22.517f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 256, 29.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 265, 55.072f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 265, 182.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 265, 725.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 261, 70.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 257, 95.680f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 265, 204.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 265, 726.720f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 248, 2793.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 260, 5.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 260, 7.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 264, 14.200f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 264, 38.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 264, 131.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 254, 9.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 261, 11.536f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 265, 19.477f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 247, 53.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 247, 187.904f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 254, 22.037f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 265, 29.648f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 263, 54.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 265, 181.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 265, 730.016f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 261, 70.112f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 256, 96.704f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 265, 202.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 265, 734.880f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 247, 2796.896f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 261, 253.696f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 247, 338.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 265, 824.992f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 248, 2910.208f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 247, 11663.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 136, 7.087463f, 7.087463f, 7.087463f, 249, 4.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 1000, 7.087463f, 7.087463f, 9.965784f, 249, 7.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 8200, 7.087463f, 7.087463f, 13.001408f, 249, 32.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 136, 7.087463f, 9.965784f, 7.087463f, 249, 5.131f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 1000, 7.087463f, 9.965784f, 9.965784f, 249, 7.949f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 8200, 7.087463f, 9.965784f, 13.001408f, 249, 33.280f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 136, 7.087463f, 13.001408f, 7.087463f, 251, 7.840f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 1000, 7.087463f, 13.001408f, 9.965784f, 262, 17.205f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 8200, 7.087463f, 13.001408f, 13.001408f, 247, 92.320f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 136, 9.965784f, 7.087463f, 7.087463f, 249, 4.976f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 1000, 9.965784f, 7.087463f, 9.965784f, 249, 7.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 8200, 9.965784f, 7.087463f, 13.001408f, 249, 32.928f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 136, 9.965784f, 9.965784f, 7.087463f, 250, 7.027f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 265, 12.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 8200, 9.965784f, 9.965784f, 13.001408f, 256, 61.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 136, 9.965784f, 13.001408f, 7.087463f, 255, 21.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 1000, 9.965784f, 13.001408f, 9.965784f, 247, 45.616f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 8200, 9.965784f, 13.001408f, 13.001408f, 248, 290.432f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 136, 13.001408f, 7.087463f, 7.087463f, 265, 8.762f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 1000, 13.001408f, 7.087463f, 9.965784f, 257, 18.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 8200, 13.001408f, 7.087463f, 13.001408f, 257, 82.016f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 136, 13.001408f, 9.965784f, 7.087463f, 247, 22.784f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 1000, 13.001408f, 9.965784f, 9.965784f, 247, 47.632f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 8200, 13.001408f, 9.965784f, 13.001408f, 269, 294.976f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 136, 13.001408f, 13.001408f, 7.087463f, 247, 127.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 1000, 13.001408f, 13.001408f, 9.965784f, 248, 347.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 8200, 13.001408f, 13.001408f, 13.001408f, 247, 2444.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 247, 1442.560f},
+  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 263, 28.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 248, 2547.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 248, 2470.368f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 248, 5666.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 265, 203.968f},
+  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 249, 21.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 250, 34.576f},
+  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 260, 20.565f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 777, 434.912f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 777, 223.056f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 776, 118.000f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 784, 107.056f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 782, 107.328f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 778, 127.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 783, 109.984f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 779, 132.976f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 779, 119.328f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 780, 144.960f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 780, 130.240f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 781, 173.344f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 781, 147.776f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 840, 196.112f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 840, 169.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 850, 201.968f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 850, 176.432f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 851, 314.176f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 860, 344.848f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 861, 646.800f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 861, 741.504f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 795, 412.864f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 795, 213.936f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 794, 117.856f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 802, 107.312f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 800, 108.672f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 796, 128.176f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 801, 110.480f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 797, 133.536f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 797, 120.224f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 798, 146.896f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 798, 129.760f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 799, 169.424f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 799, 145.648f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 844, 193.552f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 844, 165.536f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 854, 203.248f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 854, 175.344f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 864, 313.488f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 864, 342.880f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 865, 706.256f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 865, 790.736f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 812, 305.584f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 812, 214.880f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 822, 210.784f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 818, 208.064f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 814, 208.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 815, 208.112f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 815, 211.328f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 816, 220.768f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 816, 201.856f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 817, 244.416f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 817, 213.168f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 848, 285.296f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 848, 250.528f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 858, 300.448f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 858, 256.608f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 868, 316.752f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 868, 279.040f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 869, 519.568f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 869, 620.432f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 823, 1430.624f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 823, 1892.528f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 524, 537.760f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 524, 280.992f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 524, 153.472f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 531, 131.184f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 529, 139.344f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 526, 175.600f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 530, 146.800f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 527, 187.488f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 527, 163.888f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 528, 271.264f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 528, 235.808f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 572, 236.272f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 572, 208.288f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 580, 274.192f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 580, 234.896f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 588, 265.424f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 588, 226.208f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 596, 412.816f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 596, 433.120f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 597, 915.264f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 597, 1034.560f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 540, 527.648f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 540, 276.848f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 540, 152.336f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 547, 130.128f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 545, 138.144f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 542, 177.232f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 546, 147.488f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 543, 189.488f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 543, 164.096f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 544, 280.272f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 544, 241.280f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 575, 244.944f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 575, 210.304f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 583, 274.384f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 583, 237.168f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 591, 263.904f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 591, 225.936f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 599, 418.816f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 599, 440.496f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 600, 907.696f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 600, 1030.192f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 556, 359.968f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 557, 229.008f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 563, 212.640f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 561, 216.288f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 558, 214.096f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 559, 247.104f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 559, 220.368f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 560, 361.200f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 560, 304.928f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 578, 304.352f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 578, 264.304f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 586, 319.616f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 586, 279.008f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 594, 327.936f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 594, 292.304f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 602, 364.688f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 602, 316.784f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 603, 604.208f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 603, 727.744f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 566, 2130.832f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 566, 2803.248f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 403, 379.776f},
+  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 403, 195.040f},
+  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 403, 92.848f},
+  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 411, 74.800f},
+  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 419, 73.136f},
+  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 417, 87.584f},
+  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 417, 73.296f},
+  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 414, 80.016f},
+  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 418, 74.128f},
+  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 415, 84.128f},
+  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 415, 77.216f},
+  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 416, 95.264f},
+  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 416, 78.480f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 518, 94.816f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 518, 93.712f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 518, 94.208f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 518, 93.184f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 518, 149.376f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 518, 203.024f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 518, 311.584f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 518, 404.832f},
+  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 428, 371.168f},
+  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 428, 190.352f},
+  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 428, 91.824f},
+  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 436, 74.432f},
+  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 444, 71.600f},
+  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 442, 80.992f},
+  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 442, 71.616f},
+  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 439, 79.024f},
+  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 443, 72.656f},
+  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 440, 82.944f},
+  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 440, 77.536f},
+  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 441, 93.424f},
+  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 441, 77.728f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 519, 93.968f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 519, 92.880f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 519, 93.504f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 519, 91.968f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 519, 149.328f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 519, 202.848f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 519, 310.336f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 519, 403.744f},
+  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 453, 286.208f},
+  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 453, 148.640f},
+  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 461, 131.776f},
+  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 469, 131.824f},
+  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 467, 132.208f},
+  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 464, 138.720f},
+  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 468, 133.120f},
+  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 465, 141.104f},
+  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 465, 149.760f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 466, 152.912f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 466, 143.024f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 520, 163.504f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 520, 163.520f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 520, 167.088f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 520, 168.832f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 520, 198.848f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 520, 199.680f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 520, 305.168f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 520, 398.544f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 520, 608.016f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 520, 792.496f},
 };
 const int32_t kite_rules_len = 665;
 
 /* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
-  {231, 2.6558f, 0.0098783f, 416.00f, 1.256f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
-  {232, 2.4343f, 0.0099301f, 432.00f, 1.248f, 161},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.167 */
-  {233, 3.5541f, 0.0034243f, 192.00f, 1.312f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.108 */
-  {234, 3.4679f, 0.0040797f, 296.00f, 1.457f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.162 */
-  {235, 3.4655f, 0.0047931f, 344.00f, 1.531f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.228 */
-  {238, 4.1111f, 0.0041893f, 184.00f, 1.539f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.179 */
-  {239, 3.2790f, 0.0052485f, 432.00f, 1.458f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.163 */
-  {240, 3.8380f, 0.0052111f, 352.00f, 1.506f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.168 */
-  {241, 3.1782f, 0.0075781f, 384.00f, 1.319f, 161},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.140 */
-  {242, 3.2834f, 0.0066781f, 312.00f, 1.482f, 161},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.191 */
-  {244, 4.1151f, 0.0033679f, 104.00f, 1.379f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
-  {245, 4.2788f, 0.0038795f, 184.00f, 1.534f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
-  {246, 4.1786f, 0.0045887f, 256.00f, 1.593f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.242 */
-  {247, 4.0201f, 0.0051916f, 360.00f, 1.601f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.187 */
-  {248, 4.2469f, 0.0042601f, 168.00f, 1.517f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.172 */
-  {249, 3.9024f, 0.0050862f, 368.00f, 1.486f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
-  {251, 5.4976f, 0.010034f, 64.000f, 1.461f, 161},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.416 */
-  {252, 2.7056f, 0.033093f, 144.00f, 1.290f, 161},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.209 */
-  {253, 1.8213f, 0.014441f, 336.00f, 1.246f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
+  {247, 2.6558f, 0.0098783f, 416.00f, 1.256f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
+  {248, 2.4343f, 0.0099301f, 432.00f, 1.248f, 161},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.167 */
+  {249, 3.5541f, 0.0034243f, 192.00f, 1.312f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.108 */
+  {250, 3.4679f, 0.0040797f, 296.00f, 1.457f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.162 */
+  {251, 3.4655f, 0.0047931f, 344.00f, 1.531f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.228 */
+  {254, 4.1111f, 0.0041893f, 184.00f, 1.539f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.179 */
+  {255, 3.2790f, 0.0052485f, 432.00f, 1.458f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.163 */
+  {256, 3.8380f, 0.0052111f, 352.00f, 1.506f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.168 */
+  {257, 3.1782f, 0.0075781f, 384.00f, 1.319f, 161},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.140 */
+  {258, 3.2834f, 0.0066781f, 312.00f, 1.482f, 161},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.191 */
+  {260, 4.1151f, 0.0033679f, 104.00f, 1.379f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
+  {261, 4.2788f, 0.0038795f, 184.00f, 1.534f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
+  {262, 4.1786f, 0.0045887f, 256.00f, 1.593f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.242 */
+  {263, 4.0201f, 0.0051916f, 360.00f, 1.601f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.187 */
+  {264, 4.2469f, 0.0042601f, 168.00f, 1.517f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.172 */
+  {265, 3.9024f, 0.0050862f, 368.00f, 1.486f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
+  {267, 5.4976f, 0.010034f, 64.000f, 1.461f, 161},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.416 */
+  {268, 2.7056f, 0.033093f, 144.00f, 1.290f, 161},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.209 */
+  {269, 1.8213f, 0.014441f, 336.00f, 1.246f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
 };
 const int32_t kite_gemm_models_len = 19;
 
@@ -2725,9 +3071,9 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_BF16, 2049, 4096, 16},  /* cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 4097, 7424, 17},  /* cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 7425, 8192, 34},  /* cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 8193, 10240, 147},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 8193, 10240, 163},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_BF16, 10241, 16384, 35},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 16385, 17408, 147},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 16385, 17408, 163},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_BF16, 17409, 24576, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_BF16, 24577, 32768, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 32769, 40960, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
@@ -2758,11 +3104,11 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F16, 1025, 2048, 61},  /* cross_entropy_f16_reg_t64_r2_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 2049, 4096, 57},  /* cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 4097, 8192, 58},  /* cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 8193, 9216, 148},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 8193, 9216, 164},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F16, 9217, 10172, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 10173, 10240, 148},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 10173, 10240, 164},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F16, 10241, 16384, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 16385, 17408, 148},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 16385, 17408, 164},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F16, 17409, 24576, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F16, 24577, 32768, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 32769, 40960, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
@@ -2790,19 +3136,19 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 1025, 2048, 98},  /* cross_entropy_f32_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 2049, 2138, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 2139, 4096, 116},  /* cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 4097, 6144, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 4097, 6144, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 6145, 6596, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 6597, 7168, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 6597, 7168, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 7169, 8192, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 8193, 11264, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 8193, 11264, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 11265, 12288, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 12289, 14336, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 12289, 14336, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 14337, 16384, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 16385, 18432, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 16385, 18432, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 18433, 20480, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 20481, 22528, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 20481, 22528, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 22529, 24576, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 24577, 25600, 149},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 24577, 25600, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 25601, 28672, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 28673, 32768, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 32769, 63488, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
@@ -2843,410 +3189,410 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 220436, 221184, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 221185, 251029, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 251030, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1, 256, 150},  /* cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 257, 512, 158},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 513, 1023, 172},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1024, 1024, 174},  /* cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1025, 2048, 170},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 2049, 3921, 166},  /* cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 3922, 4096, 171},  /* cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 4097, 8192, 167},  /* cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 8193, 16384, 163},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_BF16, 16385, 17108, 169},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 17109, 17408, 228},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 17409, 23552, 169},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 23553, 32768, 175},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 32769, 38912, 228},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 38913, 1073741824, 175},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1, 256, 176},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 257, 512, 184},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 513, 980, 198},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 981, 1024, 200},  /* cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1025, 2047, 196},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 2048, 2048, 199},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 2049, 3755, 192},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 3756, 4096, 197},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 4097, 8192, 193},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 8193, 16384, 189},  /* cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_F16, 16385, 24195, 195},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 24196, 32768, 201},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 32769, 38912, 229},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 38913, 1073741824, 201},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1, 128, 202},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 129, 256, 210},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 257, 394, 224},  /* cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 395, 512, 208},  /* cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 513, 824, 222},  /* cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 825, 1024, 205},  /* cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1025, 1511, 218},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1512, 1920, 223},  /* cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1921, 2048, 206},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 2049, 3840, 219},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 3841, 4096, 207},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 4097, 4864, 215},  /* cross_entropy_bwd_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_F32, 4865, 5120, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 5121, 8192, 220},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 8193, 10240, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 10241, 10752, 221},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 10753, 11264, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 11265, 12287, 221},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 12288, 13776, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 13777, 16384, 221},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 16385, 22528, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 22529, 24576, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 24577, 30720, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 30721, 32768, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 32769, 38912, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 38913, 40960, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 40961, 45056, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 45057, 49152, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 49153, 52772, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 52773, 57344, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 57345, 61440, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 61441, 65536, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 65537, 69632, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 69633, 73728, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 73729, 77824, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 77825, 81920, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 81921, 86016, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 86017, 90112, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 90113, 92681, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 92682, 98304, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 98305, 101069, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 101070, 106496, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 106497, 110217, 230},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 110218, 1073741824, 227},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 1, 256, 387},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 257, 512, 395},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 513, 1024, 403},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 1025, 2048, 401},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 2049, 3584, 398},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 3585, 4096, 402},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 4097, 8192, 399},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 8193, 16384, 400},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 16385, 1073741824, 468},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 1, 256, 406},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F16, 257, 512, 414},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F16, 513, 1024, 422},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 1025, 2048, 420},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 2049, 3443, 417},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 3444, 4096, 421},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 4097, 8192, 418},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 8193, 16384, 419},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 16385, 1073741824, 469},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 1, 128, 425},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F32, 129, 256, 433},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 257, 512, 441},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 513, 1024, 439},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1025, 1664, 436},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1665, 2048, 440},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 2049, 4096, 437},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4097, 4864, 438},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4865, 5120, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 5121, 8192, 438},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 8193, 10240, 473},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 10241, 12288, 470},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 12289, 14336, 454},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 14337, 1073741824, 470},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm_bwd", KITE_BF16, 1, 256, 474},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 257, 512, 481},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 513, 1024, 479},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1025, 1648, 476},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1649, 2048, 480},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 2049, 4096, 477},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 478},  /* layernorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 507},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 513},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_BF16, 32769, 65536, 519},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 525},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 526},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 484},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 256, 485},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 492},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1024, 490},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1025, 1648, 487},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1649, 2048, 491},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 2049, 4096, 488},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 489},  /* layernorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 509},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 515},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F16, 32769, 65536, 521},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 527},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 528},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 495},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 86, 496},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 87, 128, 497},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 256, 503},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 512, 501},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 1024, 498},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 2048, 499},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 500},  /* layernorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 511},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 16384, 517},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 16385, 32768, 523},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 32769, 65536, 529},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 131072, 530},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 506},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 244, 536},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 245, 256, 534},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 543},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 980, 556},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 981, 1024, 558},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 1960, 554},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1961, 2048, 557},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4095, 551},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4096, 4096, 555},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 5632, 547},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5633, 8192, 552},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 15360, 548},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 15361, 16384, 553},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 24576, 572},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 24577, 32768, 652},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 32769, 49152, 676},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 49153, 65536, 658},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 65537, 90112, 676},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 90113, 131072, 664},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 172032, 681},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 172033, 262144, 670},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 681},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 244, 575},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 245, 256, 573},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 582},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 938, 595},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 939, 1024, 597},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1877, 593},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1878, 2048, 596},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 3755, 590},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 3756, 4096, 594},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 5311, 586},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5312, 8192, 591},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 12097, 587},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 12098, 12633, 607},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 12634, 13776, 587},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 13777, 16384, 592},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 24576, 611},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 24577, 32768, 654},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 32769, 49152, 678},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 49153, 65536, 660},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 65537, 88751, 682},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 88752, 131072, 666},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 172032, 682},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 172033, 262144, 672},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 682},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 86, 614},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 87, 128, 612},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 621},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 634},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 619},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 824, 632},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 825, 1024, 615},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1920, 629},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1921, 2048, 616},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 2232, 640},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 2233, 4096, 630},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 626},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 686},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 5546, 626},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5547, 8192, 631},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 10172, 686},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 10173, 11584, 683},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 11585, 12288, 650},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 12289, 16383, 656},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F32, 16384, 24576, 680},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 24577, 32768, 662},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 32769, 40960, 680},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 40961, 65536, 668},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 81920, 683},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 81921, 131072, 674},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 683},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 205, 688},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 206, 256, 687},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 394, 697},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 395, 512, 695},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 693},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 689},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 694},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 690},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 691},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 692},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 32768, 729},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 735},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 101069, 736},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 101070, 131072, 741},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 742},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 698},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 188, 700},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 189, 256, 699},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 291, 709},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 292, 512, 707},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 1024, 705},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 1648, 701},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1649, 2048, 706},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 702},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 8192, 703},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 704},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 731},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 737},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 743},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 139264, 710},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 139265, 262144, 744},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 710},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 128, 711},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 165, 719},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 166, 256, 721},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 512, 717},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 1024, 713},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 714},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 715},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 8192, 716},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 10172, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 10173, 16384, 733},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 20346, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 20347, 32768, 739},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 745},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 746},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 722},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 256, 789},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 797},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 811},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 795},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 809},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 792},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 3921, 805},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3922, 4096, 810},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 5376, 822},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5377, 8192, 806},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 14336, 823},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 14337, 16384, 807},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 21504, 824},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 21505, 24576, 828},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 24577, 27553, 824},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 27554, 32768, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 57344, 935},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 57345, 114688, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 114689, 131072, 922},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_BF16, 131073, 245760, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 245761, 253952, 928},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_BF16, 253953, 1073741824, 933},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 829},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 837},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 851},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 835},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 849},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 832},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 845},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 850},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 5311, 862},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 846},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 13776, 863},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 13777, 16384, 847},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 24195, 864},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 24196, 24576, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 27553, 864},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 27554, 32768, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 57344, 938},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 57345, 98304, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 98305, 101069, 924},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F16, 101070, 114688, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 114689, 131072, 924},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F16, 131073, 245760, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 245761, 253952, 930},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F16, 253953, 1073741824, 936},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 869},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 877},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 891},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 512, 875},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 513, 635, 889},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 636, 1024, 872},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1025, 1535, 885},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1536, 1920, 890},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1921, 2048, 873},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 886},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 6596, 903},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 6597, 8192, 887},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12287, 904},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12288, 12288, 941},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 13192, 904},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 13193, 16384, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 941},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 28672, 941},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 49152, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 49153, 65536, 926},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 65537, 106496, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 106497, 110217, 932},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 110218, 114688, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 114689, 131072, 932},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131073, 1073741824, 939},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 256, 945},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 512, 953},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 1024, 951},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 2048, 947},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 948},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 8192, 949},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 9216, 1005},  /* softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 9217, 10623, 950},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 10624, 11093, 981},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 11094, 16383, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16384, 16384, 950},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16385, 24576, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 24577, 32768, 982},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 32769, 40960, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 40961, 57344, 988},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_BF16, 57345, 65536, 993},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 65537, 81920, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 81921, 131072, 994},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 131073, 180224, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 180225, 262144, 1000},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 956},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 256, 957},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 511, 965},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 512, 512, 967},  /* softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 1023, 963},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1024, 1024, 966},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 2047, 959},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2048, 2048, 964},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 960},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 8192, 961},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 9216, 1006},  /* softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F16, 9217, 10623, 962},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 10624, 11264, 983},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 11265, 24576, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 24577, 32768, 984},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 32769, 40960, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 40961, 65536, 995},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 65537, 81920, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 81921, 131072, 996},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 131073, 180224, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 180225, 262144, 1002},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 968},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 128, 969},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 129, 256, 977},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 257, 489, 975},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 490, 512, 978},  /* softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 513, 980, 971},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 981, 1024, 976},  /* softmax_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 972},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 4096, 973},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 5120, 1007},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 5121, 6143, 985},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 6144, 7936, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 7937, 8192, 974},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 8193, 12288, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 12289, 13776, 991},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 13777, 16384, 986},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 16385, 19456, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 19457, 32768, 997},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 32769, 34218, 1007},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 34219, 36864, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 36865, 61440, 1003},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 61441, 65536, 998},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 65537, 81920, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 81921, 131072, 1004},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 980},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1, 256, 166},  /* cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 257, 512, 174},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 513, 1023, 188},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1024, 1024, 190},  /* cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1025, 2048, 186},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 2049, 3921, 182},  /* cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 3922, 4096, 187},  /* cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 4097, 8192, 183},  /* cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 8193, 16384, 179},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_BF16, 16385, 17108, 185},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 17109, 17408, 244},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 17409, 23552, 185},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 23553, 32768, 191},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 32769, 38912, 244},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 38913, 1073741824, 191},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1, 256, 192},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 257, 512, 200},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 513, 980, 214},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 981, 1024, 216},  /* cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1025, 2047, 212},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2048, 2048, 215},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2049, 3755, 208},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 3756, 4096, 213},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 4097, 8192, 209},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 8193, 16384, 205},  /* cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_F16, 16385, 24195, 211},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 24196, 32768, 217},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 32769, 38912, 245},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 38913, 1073741824, 217},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1, 128, 218},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 129, 256, 226},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 257, 394, 240},  /* cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 395, 512, 224},  /* cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 513, 824, 238},  /* cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 825, 1024, 221},  /* cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1025, 1511, 234},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1512, 1920, 239},  /* cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1921, 2048, 222},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 2049, 3840, 235},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 3841, 4096, 223},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 4097, 4864, 231},  /* cross_entropy_bwd_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_F32, 4865, 5120, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 5121, 8192, 236},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 8193, 10240, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 10241, 10752, 237},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 10753, 11264, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 11265, 12287, 237},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 12288, 13776, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 13777, 16384, 237},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 16385, 22528, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 22529, 24576, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 24577, 30720, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 30721, 32768, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 32769, 38912, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 38913, 40960, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 40961, 45056, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 45057, 49152, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 49153, 52772, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 52773, 57344, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 57345, 61440, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 61441, 65536, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 65537, 69632, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 69633, 73728, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 73729, 77824, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 77825, 81920, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 81921, 86016, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 86017, 90112, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 90113, 92681, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 92682, 98304, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 98305, 101069, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 101070, 106496, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 106497, 110217, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 110218, 1073741824, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1, 256, 403},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 257, 512, 411},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 513, 1024, 419},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1025, 2048, 417},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 2049, 3584, 414},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 3585, 4096, 418},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 4097, 8192, 415},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 8193, 16384, 416},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 16385, 1073741824, 518},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 1, 256, 428},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F16, 257, 512, 436},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 513, 1024, 444},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1025, 2048, 442},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 2049, 3443, 439},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 3444, 4096, 443},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 4097, 8192, 440},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 8193, 16384, 441},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 16385, 1073741824, 519},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 1, 128, 453},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F32, 129, 256, 461},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 257, 512, 469},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 513, 1024, 467},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1025, 1664, 464},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1665, 2048, 468},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 2049, 4096, 465},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4097, 4864, 466},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4865, 5120, 523},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 5121, 8192, 466},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 8193, 10240, 523},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 10241, 12288, 520},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 12289, 14336, 496},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 14337, 1073741824, 520},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 256, 524},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 257, 512, 531},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 513, 1024, 529},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1025, 1648, 526},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1649, 2048, 530},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 2049, 4096, 527},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 528},  /* layernorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 572},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 580},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_BF16, 32769, 65536, 588},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 596},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 597},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 534},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 256, 540},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 547},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1024, 545},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1025, 1648, 542},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1649, 2048, 546},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 2049, 4096, 543},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 544},  /* layernorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 575},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 583},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F16, 32769, 65536, 591},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 599},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 600},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 550},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 86, 556},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 87, 128, 557},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 256, 563},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 512, 561},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 1024, 558},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 2048, 559},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 560},  /* layernorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 578},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 16384, 586},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 16385, 32768, 594},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 32769, 65536, 602},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 131072, 603},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 566},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 244, 609},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 245, 256, 607},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 616},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 980, 629},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 981, 1024, 631},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 1960, 627},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1961, 2048, 630},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4095, 624},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4096, 4096, 628},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 5632, 620},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5633, 8192, 625},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 15360, 621},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 15361, 16384, 626},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 24576, 645},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 24577, 32768, 725},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 32769, 49152, 765},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 49153, 65536, 735},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 65537, 90112, 765},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 90113, 131072, 745},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 172032, 770},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 172033, 262144, 755},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 770},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 244, 648},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 245, 256, 646},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 655},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 938, 668},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 939, 1024, 670},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1877, 666},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1878, 2048, 669},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 3755, 663},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3756, 4096, 667},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 5311, 659},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5312, 8192, 664},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 12097, 660},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 12098, 12633, 680},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 12634, 13776, 660},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 13777, 16384, 665},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 24576, 684},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 24577, 32768, 729},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 32769, 49152, 767},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 49153, 65536, 739},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 65537, 88751, 771},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 88752, 131072, 749},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 172032, 771},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 172033, 262144, 759},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 771},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 86, 687},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 87, 128, 685},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 694},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 707},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 692},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 824, 705},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 825, 1024, 688},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1920, 702},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1921, 2048, 689},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 2232, 713},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 2233, 4096, 703},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 699},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 775},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 5546, 699},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5547, 8192, 704},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 10172, 775},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 10173, 11584, 772},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 11585, 12288, 723},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 12289, 16383, 733},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F32, 16384, 24576, 769},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 24577, 32768, 743},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 32769, 40960, 769},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 40961, 65536, 753},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 81920, 772},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 81921, 131072, 763},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 772},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 205, 777},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 206, 256, 776},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 394, 786},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 395, 512, 784},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 782},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 778},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 783},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 779},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 780},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 781},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 32768, 840},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 850},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 101069, 851},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 101070, 131072, 860},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 861},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 787},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 188, 795},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 189, 256, 794},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 291, 804},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 292, 512, 802},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 800},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1648, 796},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1649, 2048, 801},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 797},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 8192, 798},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 799},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 844},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 854},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 864},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 139264, 805},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 139265, 262144, 865},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 805},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 128, 812},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 165, 820},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 166, 256, 822},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 818},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 814},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 815},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 816},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 8192, 817},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 10172, 823},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 10173, 16384, 848},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 20346, 823},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 20347, 32768, 858},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 868},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 869},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 823},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 256, 912},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 920},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 934},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 918},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 932},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 915},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 3921, 928},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3922, 4096, 933},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 5376, 945},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5377, 8192, 929},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 14336, 946},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 14337, 16384, 930},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 21504, 947},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 21505, 24576, 951},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 24577, 27553, 947},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 27554, 32768, 1072},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 1074},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 1072},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 57344, 1074},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 57345, 114688, 1072},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 114689, 131072, 1053},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_BF16, 131073, 245760, 1072},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 245761, 253952, 1063},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_BF16, 253953, 1073741824, 1072},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 952},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 960},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 974},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 958},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 972},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 955},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 968},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 973},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 5311, 985},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 969},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 13776, 986},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 13777, 16384, 970},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 24195, 987},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 24196, 24576, 1077},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 27553, 987},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 27554, 32768, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 1077},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 57344, 1077},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 57345, 98304, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 98305, 101069, 1057},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F16, 101070, 114688, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 114689, 131072, 1057},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F16, 131073, 245760, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 245761, 253952, 1067},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F16, 253953, 1073741824, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 992},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 1000},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 1014},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 512, 998},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 513, 635, 1012},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 636, 1024, 995},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1025, 1535, 1008},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1536, 1920, 1013},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1921, 2048, 996},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 1009},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 6596, 1026},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 6597, 8192, 1010},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12287, 1027},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12288, 12288, 1080},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 13192, 1027},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 13193, 16384, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 1080},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 28672, 1080},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 49152, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 49153, 65536, 1061},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 65537, 106496, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 106497, 110217, 1071},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 110218, 114688, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 114689, 131072, 1071},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131073, 1073741824, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 256, 1084},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 512, 1092},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1024, 1090},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 2048, 1086},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 1087},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 8192, 1088},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 9216, 1178},  /* softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 9217, 10623, 1089},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 10624, 11093, 1138},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 11094, 16383, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16384, 16384, 1089},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16385, 24576, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 24577, 32768, 1139},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 32769, 40960, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 40961, 57344, 1149},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_BF16, 57345, 65536, 1158},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 65537, 81920, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 81921, 131072, 1159},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 131073, 180224, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 180225, 262144, 1169},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 256, 1102},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 511, 1110},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 512, 512, 1112},  /* softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 1023, 1108},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1024, 1024, 1111},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 2047, 1104},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2048, 2048, 1109},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 1105},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 8192, 1106},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 9216, 1179},  /* softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F16, 9217, 10623, 1107},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 10624, 11264, 1142},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 11265, 24576, 1113},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 24577, 32768, 1143},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 32769, 40960, 1113},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 40961, 65536, 1162},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 65537, 81920, 1113},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 81921, 131072, 1163},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 131073, 180224, 1113},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 180225, 262144, 1173},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1113},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 128, 1120},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 129, 256, 1128},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 257, 489, 1126},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 490, 512, 1129},  /* softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 513, 980, 1122},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 981, 1024, 1127},  /* softmax_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 1123},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 4096, 1124},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 5120, 1180},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 5121, 6143, 1146},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 6144, 7936, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 7937, 8192, 1125},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 8193, 12288, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 12289, 13776, 1156},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 13777, 16384, 1147},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 16385, 19456, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 19457, 32768, 1166},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 32769, 34218, 1180},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 34219, 36864, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 36865, 61440, 1176},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 61441, 65536, 1167},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 65537, 81920, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 81921, 131072, 1177},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 const int32_t kite_row_spans_len = 530;

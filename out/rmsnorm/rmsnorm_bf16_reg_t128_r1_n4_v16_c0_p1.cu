@@ -26,6 +26,7 @@ constexpr int kNv = 4;                 // accesses per thread per chunk
 constexpr int kVec = 8;                // elements per access
 constexpr bool kResident = true;        // one chunk per row, held in registers
 constexpr bool kStaged = false;          // chunks arrive in shared-memory stages by bulk copies
+constexpr int kStagedOps = 1;          // operands a stage holds (x, then dy or the residual)
 constexpr int kWarps = kThreads / 32;   // warps per row in one CTA
 constexpr int kRedSlots = kWarps + (kCluster > 1 ? kCluster : 0);   // per row: warps', then CTAs' values
 constexpr int kChunk = kRowThreads * kNv * kVec;
@@ -114,8 +115,8 @@ constexpr int kRawWords = kAccessBytes / (int)sizeof(word_t);
 constexpr int kEpw = (int)(sizeof(word_t) / sizeof(elem_t));   // elements per word of an access
 struct __align__(kAccessBytes) raw_t { word_t w[kRawWords]; };
 
-constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
-constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
+constexpr int kCtaSlot = kNv * kThreads;   // accesses one CTA holds of a row's chunk
+constexpr int kStageRaw = kStagedOps * kRows * kCtaSlot;  // accesses in one stage: [operand][row][slot]
 constexpr int kCacheRaw = kCacheChunks * kNv * kThreads;
 constexpr int kWeightRaw = kNv * kCtaThreads;   // one weight row's slots, [access][thread]
 constexpr int kWeightOffset = kCacheRaw + (kStaged ? kPipe * kStageRaw : 0);
@@ -563,7 +564,8 @@ static cudaError_t prepare_kernel(K kernel, int smem)
 }
 
 // The chunk of a resident row this thread holds, from global memory; past n
-// it reads as fill.
+// it reads as fill.  Q, the operand, matters to staged rows only.
+template <int Q = 0>
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv], float fill)
 {
   load_chunk(row, 0, p.t, n, r, fill);

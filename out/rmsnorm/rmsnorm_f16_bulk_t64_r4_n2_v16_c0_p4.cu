@@ -26,6 +26,7 @@ constexpr int kNv = 2;                 // accesses per thread per chunk
 constexpr int kVec = 8;                // elements per access
 constexpr bool kResident = true;        // one chunk per row, held in registers
 constexpr bool kStaged = true;          // chunks arrive in shared-memory stages by bulk copies
+constexpr int kStagedOps = 1;          // operands a stage holds (x, then dy or the residual)
 constexpr int kWarps = kThreads / 32;   // warps per row in one CTA
 constexpr int kRedSlots = kWarps + (kCluster > 1 ? kCluster : 0);   // per row: warps', then CTAs' values
 constexpr int kChunk = kRowThreads * kNv * kVec;
@@ -114,8 +115,8 @@ constexpr int kRawWords = kAccessBytes / (int)sizeof(word_t);
 constexpr int kEpw = (int)(sizeof(word_t) / sizeof(elem_t));   // elements per word of an access
 struct __align__(kAccessBytes) raw_t { word_t w[kRawWords]; };
 
-constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
-constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
+constexpr int kCtaSlot = kNv * kThreads;   // accesses one CTA holds of a row's chunk
+constexpr int kStageRaw = kStagedOps * kRows * kCtaSlot;  // accesses in one stage: [operand][row][slot]
 constexpr int kCacheRaw = kCacheChunks * kNv * kThreads;
 constexpr int kWeightRaw = kNv * kCtaThreads;   // one weight row's slots, [access][thread]
 constexpr int kWeightOffset = kCacheRaw + (kStaged ? kPipe * kStageRaw : 0);
@@ -628,70 +629,119 @@ __device__ __forceinline__ uint32_t bulk_bytes(int n)
   return (uint32_t)(n / kVec) * (uint32_t)sizeof(raw_t);
 }
 
-// Access j of this thread in a staged chunk starting at element base of the
-// row: from the stage while whole, the tail from global memory.
+// Access j of this thread (t in the row, as place() has it) in a staged
+// chunk starting at element base of the row: from the stage (the CTA's part,
+// [access][thread]) while whole, the tail from global memory.
 __device__ __forceinline__ void load_staged(const raw_t *stage, const elem_t *row, int base, int t, int n,
                                             raw_t (&r)[kNv], float fill = 0.f)
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int i = access_index(base, j, t);
-    if (i + kVec <= n) r[j] = stage[j * kThreads + t];
+    if (i + kVec <= n) r[j] = stage[j * kThreads + t % kThreads];
     else r[j] = i < n ? load_raw(row, i, n, fill) : splat(fill);
   }
 }
 
-// Thread 0 only: copies the rows of `block` into stage s and arms its barrier
-// with their bytes (zero bytes: the arrival alone completes the phase).
+// Row `row` of staged operand q (x).
+__device__ __forceinline__ const elem_t *staged_row(const kite_row_args &a, int q, int64_t row)
+{
+  const void *const base[kStagedOps] = { a.x };
+  const int64_t ld[kStagedOps] = { a.ldx };
+  return static_cast<const elem_t *>(base[q]) + row * ld[q];
+}
+
+// A CTA copies its part of each staged row as kPieces pieces of kPieceRaw
+// accesses: the whole chunk at once in a CTA of its own, else its slice of
+// each access j of the row's threads (j * kRowThreads + rank * kThreads on).
+constexpr int kPieces = kCluster == 1 ? 1 : kNv;
+constexpr int kPieceRaw = kCtaSlot / kPieces;
+
+// First element of piece j of this CTA's part of a row.
+__device__ __forceinline__ int piece_start(int j)
+{
+  const int rank = kCluster > 1 ? (int)cluster_rank() : 0;
+  return (j * kRowThreads + rank * kThreads) * kVec;
+}
+
+// Bytes of piece j in a row of n: its whole accesses (the tail access, under
+// 16 bytes, its thread reads from global memory).
+__device__ __forceinline__ uint32_t piece_bytes(int n, int j)
+{
+  const int whole = (n - piece_start(j)) / kVec;
+  return (uint32_t)(whole < 0 ? 0 : whole < kPieceRaw ? whole : kPieceRaw) * (uint32_t)sizeof(raw_t);
+}
+
+// Thread 0 only: copies the CTA's part of the rows of `block` (each staged
+// operand) into stage s and arms its barrier with their bytes (zero bytes:
+// the arrival alone completes the phase).
 __device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t block, int s)
 {
   const int64_t first = block * kRows;
-  const int rows = (int)(a.M - first < kRows ? a.M - first : kRows);
-  const uint32_t bytes = bulk_bytes((int)a.N);
-  mbar_arrive_expect_tx(&stage_full[s], bytes * (uint32_t)rows);
+  const int rows = (int)(a.M - first < kRows ? a.M - first : kRows), n = (int)a.N;
+  uint32_t bytes = 0;
+#pragma unroll
+  for (int j = 0; j < kPieces; ++j) bytes += piece_bytes(n, j);
+  mbar_arrive_expect_tx(&stage_full[s], bytes * (uint32_t)(rows * kStagedOps));
   if (bytes == 0) return;
-  const elem_t *x = static_cast<const elem_t *>(a.x);
-  for (int r = 0; r < rows; ++r) bulk_load(stage_at(s) + r * kSlot, x + (first + r) * a.ldx, bytes, &stage_full[s]);
+#pragma unroll
+  for (int q = 0; q < kStagedOps; ++q)
+    for (int r = 0; r < rows; ++r) {
+      raw_t *dst = stage_at(s) + (q * kRows + r) * kCtaSlot;
+      const elem_t *src = staged_row(a, q, first + r);
+#pragma unroll
+      for (int j = 0; j < kPieces; ++j) {
+        const uint32_t b = piece_bytes(n, j);
+        if (b) bulk_load(dst + j * kPieceRaw, src + piece_start(j), b, &stage_full[s]);
+      }
+    }
 }
 
-// The chunk of a resident row this thread holds, from its stage (the tail
-// access from global memory).
+// The chunk of a resident row this thread holds of staged operand Q (x: 0),
+// from its stage (the tail access from global memory).
+template <int Q = 0>
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv], float fill)
 {
-  load_staged(p.stage, row, 0, p.t, n, r, fill);
+  static_assert(Q < kStagedOps, "the operand is staged");
+  load_staged(p.stage + Q * kRows * kCtaSlot, row, 0, p.t, n, r, fill);
 }
 
-// Bulk rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ... with
-// kPipe stages in shared memory, each refilled by thread 0 as soon as every
-// thread has taken its accesses out of it, so kPipe - 1 blocks stay in flight
-// through each block's reduction and stores.  Same contract as the register
-// driver: load(place) reads the row (through load_row), finish(place, row, k);
-// the stages are ahead already, so ahead is not called.
+// Bulk rows: the CTA (its cluster) walks row blocks first_block(), +
+// block_stride(), ... with kPipe stages in shared memory, each refilled by
+// thread 0 as soon as every thread has taken its accesses out of it, so kPipe
+// - 1 blocks stay in flight through each block's reduction and stores.  Same
+// contract as the register driver: load(place) reads the rows (through
+// load_row), finish(place, row, k); the stages are ahead already, so ahead is
+// not called.  A cluster's CTAs copy their own slices; they write into each
+// other's shared memory (the reductions) only once all have started.
 template <typename Row, typename Load, typename Ahead, typename Finish>
 __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Ahead, Finish finish)
 {
   const int64_t blocks = (a.M + kRows - 1) / kRows;
-  if ((int64_t)blockIdx.x >= blocks) return;
+  if (first_block() >= blocks) return;
   stages_init();
+  if constexpr (kCluster > 1) cluster_arrive_relaxed();
   if (threadIdx.x == 0) {
     for (int s = 0; s < kPipe; ++s) {
-      const int64_t b = blockIdx.x + (int64_t)s * gridDim.x;
+      const int64_t b = first_block() + (int64_t)s * block_stride();
       if (b < blocks) stage_issue(a, b, s);
     }
   }
   int s = 0, k = 0;
   uint32_t parity = 0;
-  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+  for (int64_t b = first_block(); b < blocks; b += block_stride()) {
     mbar_wait(&stage_full[s], parity);
     place_t p = place(b, a.M);
-    p.stage = stage_at(s) + threadIdx.x / kThreads * kSlot;
+    p.stage = stage_at(s) + threadIdx.x / kThreads * kCtaSlot;
     const Row cur = load(p);
     __syncthreads();   // stage s is read out: refill it
-    const int64_t nb = b + (int64_t)kPipe * gridDim.x;
+    const int64_t nb = b + (int64_t)kPipe * block_stride();
     if (threadIdx.x == 0 && nb < blocks) {
       fence_proxy_async_smem();
       stage_issue(a, nb, s);
     }
+    if constexpr (kCluster > 1)
+      if (b == first_block()) cluster_wait();
     finish(p, cur, k);
     k ^= 1;
     if (++s == kPipe) { s = 0; parity ^= 1; }

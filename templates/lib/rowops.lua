@@ -15,10 +15,11 @@ local M = {}
 -- with an output pass (two_pass) read the row again there: the first `cache`
 -- chunks from shared memory, where the first pass left them, the rest from
 -- global memory (L2 holds much of it).  mode "bulk" holds one chunk per row
--- like "reg", but the row arrives in shared memory by bulk copies (1-D TMA)
--- issued `pipe` row blocks ahead: bytes in flight cost shared memory, not
--- registers.  mode "stream" is "loop" with the chunks arriving the same way,
--- `pipe` chunks ahead across row boundaries.
+-- like "reg", but the row (each operand the op stages: x, and dy or the
+-- residual) arrives in shared memory by bulk copies (1-D TMA) issued `pipe`
+-- row blocks ahead: bytes in flight cost shared memory, not registers.  mode
+-- "stream" is "loop" with x's chunks arriving the same way, `pipe` chunks
+-- ahead across row boundaries.
 M.THREAD_COUNTS = { 32, 64, 128, 256, 512, 1024 }
 M.CTA_THREADS = 256   -- the CTA of every variant of rows up to 256 threads...
 M.SMALL_CTA = 128     -- ...but resident rows, which may also take half as many (more CTAs
@@ -72,8 +73,8 @@ end
 -- holds at most 32 bytes and a CTA at most 4 rows, else 1024 (64); both keep
 -- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
-  if M.staged(p) then return M.STAGED_THREADS end
   if p.cluster > 1 and opts.cluster_occupancy then return opts.cluster_occupancy end
+  if M.staged(p) then return M.STAGED_THREADS end
   if opts.occupancy then return opts.occupancy end
   return (M.footprint(p) <= 32 and p.rows <= 4) and 1536 or 1024
 end
@@ -91,12 +92,21 @@ function M.weight_smem(p, opts)
   return p.nv * p.threads * p.rows * 16 * opts.shared_w
 end
 
+-- Operands a staged variant copies into each stage: the op's staged rows
+-- for bulk rows, x alone for streamed ones.
+function M.staged_ops(p, opts)
+  return p.mode == "bulk" and #opts.staged or 1
+end
+
 -- Dynamic shared memory: the row cache of a streaming variant, the stages of
--- a staged one (pipe stages of `rows` rows, one chunk each), and the weight
--- rows of an op that keeps them there (opts.dynamic_w).
+-- a staged one (pipe stages of `rows` rows of each staged operand, the CTA's
+-- part of a chunk each), and the weight rows of an op that keeps them there
+-- (opts.dynamic_w).
 function M.smem(p, opts)
   local bytes = p.cache * p.threads * p.nv * 16
-  if M.staged(p) then bytes = bytes + p.pipe * p.rows * M.chunk(p) * dtypes[p.dtype].size end
+  if M.staged(p) then
+    bytes = bytes + p.pipe * p.rows * M.staged_ops(p, opts) * p.threads * p.nv * M.vec(p) * dtypes[p.dtype].size
+  end
   if opts and opts.dynamic_w then bytes = bytes + M.weight_smem(p, opts) end
   return bytes
 end
@@ -126,9 +136,12 @@ end
 -- shared memory (statically; dynamic_w: in dynamic shared memory, past the
 -- 48 KB a kernel may declare), bulk_first = the chunk sizes (from, to) where bulk rows of 4
 -- accesses and `pipe` stages are ranked before register rows, cluster_first
--- when cluster rows are ranked before streaming ones; modes (default all),
--- nv_max (accesses of a register row), threads_max, pipe_max and no_cluster limit the
--- space of ops that hold more than one row (more spill: ptxas -v).
+-- when cluster rows are ranked before streaming ones; staged = the operands
+-- (kite_row_args fields, default x) bulk rows copy into their stages, and
+-- staged_pipe the one stage count they take when that is limited; modes
+-- (default all), nv_max (accesses of a register row), threads_max, pipe_max
+-- (of register rows) and no_cluster limit the space of ops that hold more
+-- than one row (more spill: ptxas -v).
 M.OPS = {
   rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
               cluster_first = true },
@@ -140,8 +153,11 @@ M.OPS = {
   -- to two accesses per operand, one row block per CTA, or plain streaming;
   -- softmax_bwd's cluster rows (four accesses per operand) read y and dy once,
   -- holding 128 bytes a thread: 512 threads per SM (128 registers; 64 spill)
+  -- Their bulk rows stage both rows, two stages of them (each stage holds
+  -- twice a single-operand row's bytes)
   softmax_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, bulk_first = {},
-                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, cluster_occupancy = 512 },
+                  modes = { reg = true, loop = true, bulk = true }, nv_max = 2, pipe_max = 1,
+                  cluster_occupancy = 512, staged = { "x", "dy" }, staged_pipe = 2 },
   -- one pass over x, no reduction: register rows (a whole row block's loads
   -- out at once) or plain streaming
   cross_entropy_bwd = { two_pass = false, stream_operands = 1, occupancy = 1024, bulk_first = {},
@@ -149,14 +165,17 @@ M.OPS = {
   -- x and the residual per row, w shared: register rows of up to two
   -- accesses per operand, or streaming (the second pass from h or x + res)
   rmsnorm_res = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
-                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true },
+                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, no_cluster = true,
+                  staged = { "x", "res" } },
   -- one row, w and b shared (64 KB at 512 threads of 4 accesses: dynamic):
   -- register rows and cluster rows (mean, then the variance about it, from
   -- the registers: x as floats, which spill in a cluster row at 64
   -- registers) or streaming in two passes (each chunk's moments merged into
-  -- the thread's, then the output from the row cache or L2)
+  -- the thread's, then the output from the row cache or L2); bulk rows of two
+  -- stages (the next row block's x in shared memory, not registers)
   layernorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 2, dynamic_w = true,
-                bulk_first = {}, modes = { reg = true, loop = true }, pipe_max = 1, cluster_occupancy = 512 },
+                bulk_first = {}, modes = { reg = true, loop = true, bulk = true }, pipe_max = 1,
+                cluster_occupancy = 512, staged_pipe = 2 },
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
   -- partial row (partials: the partial rows per CTA, a persistent grid,
   -- launched by partials_launcher)
@@ -165,15 +184,18 @@ M.OPS = {
   -- rows do: long rows, read once, without a partial row's read-modify-write
   -- per row; ranked before streaming (cluster_first).
   rmsnorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
-                  modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, cluster_occupancy = 512,
-                  cluster_first = true, partials = 1 },
+                  modes = { reg = true, loop = true, bulk = true }, nv_max = 2, pipe_max = 1,
+                  cluster_occupancy = 512, cluster_first = true, partials = 1, staged = { "x", "dy" },
+                  staged_pipe = 2 },
   -- as rmsnorm_bwd, with two sums over rows (dw and db: two partial rows per
   -- CTA); 768 threads per SM (80 registers: 64 spill, and so do rows of
   -- 1024 threads, which get no more)
   layernorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 768, shared_w = 1, bulk_first = {},
-                    modes = { reg = true, loop = true }, nv_max = 2, pipe_max = 1, cluster_occupancy = 512,
-                    cluster_first = true, partials = 2, threads_max = 512 },
+                    modes = { reg = true, loop = true, bulk = true }, nv_max = 2, pipe_max = 1,
+                    cluster_occupancy = 512, cluster_first = true, partials = 2, threads_max = 512,
+                    staged = { "x", "dy" }, staged_pipe = 2 },
 }
+for _, opts in pairs(M.OPS) do opts.staged = opts.staged or { "x" } end
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
 -- within the shared memory.  Bulk rows follow the resident rows' register
@@ -189,6 +211,7 @@ function M.staged_valid(p, opts)
     return p.threads == 512 and p.nv == 2   -- 16 KB chunks: room for 4 stages and the cache in half an SM
   end
   if p.cache ~= 0 then return false, "bulk rows are read once" end
+  if p.cluster > 1 then return true end   -- cluster_ok has the shape
   if p.threads <= 128 then return p.nv == (p.threads == 32 and 1 or 2) end
   local most = 4 // opts.stream_operands
   return p.nv == most or (p.threads == 256 and p.nv == 2)
@@ -198,16 +221,24 @@ end
 -- portable size, allowed per kernel), each holding its slice in registers,
 -- the reductions finished through distributed shared memory; 4 accesses a
 -- thread, 256 or 512 threads a CTA, so that a row of up to 256 K 16-bit
--- elements is read once.
+-- elements is read once.  Bulk cluster rows (16-bit data, two stages) have
+-- each CTA's slice of the next row block land in shared memory while the
+-- cluster reduces this one, where register rows can only ask L2 for it.
 local function cluster_ok(p)
-  return p.mode == "reg" and p.pipe == 1 and p.rows == 1 and p.access == "v16" and p.nv == 4 and
-         (p.threads == 256 or p.threads == 512) and p.cache == 0
+  local shape = p.rows == 1 and p.access == "v16" and p.nv == 4 and (p.threads == 256 or p.threads == 512) and
+                p.cache == 0
+  if p.mode == "bulk" then return shape and p.pipe == 2 and dtypes[p.dtype].size == 2 end
+  return shape and p.mode == "reg" and p.pipe == 1
 end
 
 -- What an op's options leave of the space.
 local function op_allows(p, opts)
   if opts.modes and not opts.modes[p.mode] then return false end
-  if opts.pipe_max and p.pipe > opts.pipe_max then return false end
+  if M.staged(p) then
+    if opts.staged_pipe and p.pipe ~= opts.staged_pipe then return false end
+  elseif opts.pipe_max and p.pipe > opts.pipe_max then
+    return false
+  end
   if opts.no_cluster and p.cluster > 1 then return false end
   if opts.threads_max and p.threads > opts.threads_max then return false end
   -- nv_max bounds the accesses of a row one CTA holds; a cluster row's slice takes four
@@ -275,7 +306,9 @@ function M.chunk(p) return p.cluster * p.threads * p.nv * M.vec(p) end
 --      65536, softmax 91.8 v. 78.6 us, cross-entropy 68.3 v. 41.2 us)
 --   4  resident rows of 1024 threads: slower than streaming where both fit
 --   5  element-wise streaming, for unaligned data
---   6  the other staged rows: measured slower, never preferred
+--   6  the other staged rows: measured slower, never preferred by rank (nor
+--      the bulk cluster rows and the backward ops' bulk rows, not yet
+--      measured: make tune's rules pick any of them where they win)
 local function bulk_first(p, opts)
   local c = M.chunk(p)
   for _, b in ipairs(opts.bulk_first) do
@@ -301,8 +334,11 @@ function M.meta(p, opts)
   local size = dtypes[p.dtype].size
   -- n_step: a resident row costs a whole chunk, a streamed one whole chunks
   local step = M.chunk(p)
+  -- a cluster row takes rows past half its chunk: shorter ones a smaller cluster serves
+  local n_min = p.cluster > 1 and M.chunk(p) // 2 + 1 or 1
   if p.mode == "bulk" then
-    return { n_min = 1, n_max = M.chunk(p), align = 16, rank = bulk_first(p, opts) and 0 or 6, n_step = step }
+    local first = p.cluster == 1 and bulk_first(p, opts)
+    return { n_min = n_min, n_max = M.chunk(p), align = 16, rank = first and 0 or 6, n_step = step }
   end
   if p.mode == "stream" then
     local cache = opts.two_pass and 3 or 0
@@ -310,8 +346,6 @@ function M.meta(p, opts)
              n_step = step }
   end
   if p.mode == "reg" then
-    -- a cluster row takes rows past half its chunk: shorter ones a smaller cluster serves
-    local n_min = p.cluster > 1 and M.chunk(p) // 2 + 1 or 1
     return { n_min = n_min, n_max = M.chunk(p), align = 16, rank = reg_rank(p, opts), n_step = step }
   end
   if p.access == "v16" then
@@ -363,6 +397,7 @@ constexpr int kNv = %d;                 // accesses per thread per chunk
 constexpr int kVec = %d;                // elements per access
 constexpr bool kResident = %s;        // one chunk per row, held in registers
 constexpr bool kStaged = %s;          // chunks arrive in shared-memory stages by bulk copies
+constexpr int kStagedOps = %d;          // operands a stage holds (x, then dy or the residual)
 constexpr int kWarps = kThreads / 32;   // warps per row in one CTA
 constexpr int kRedSlots = kWarps + (kCluster > 1 ? kCluster : 0);   // per row: warps', then CTAs' values
 constexpr int kChunk = kRowThreads * kNv * kVec;
@@ -381,7 +416,7 @@ constexpr int kWeightRows = %d;         // weight rows (w, b) kept in dynamic sh
 // torch.compile against 0.85x persistent).
 constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kRows == 1);
 ]], d.ctype, p.threads, p.cluster, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
-    M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass),
+    M.staged_ops(p, opts), M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass),
     (opts.dynamic_w and M.resident(p)) and opts.shared_w or 0))
   add(d.convert())
   add(d.words())
@@ -392,6 +427,7 @@ constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kR
   if M.staged(p) then
     add(ptx.helpers({ "MBARRIER", "BULK" }))
     add(M.STAGED)
+    add(M.staged_rows(p, opts))
   end
   -- every variant carries a resident and a streaming row driver: the kernel
   -- names both, in the two branches of `if constexpr (kResident)`
@@ -714,8 +750,8 @@ constexpr int kRawWords = kAccessBytes / (int)sizeof(word_t);
 constexpr int kEpw = (int)(sizeof(word_t) / sizeof(elem_t));   // elements per word of an access
 struct __align__(kAccessBytes) raw_t { word_t w[kRawWords]; };
 
-constexpr int kSlot = kChunk / kVec;     // accesses in one row's chunk
-constexpr int kStageRaw = kRows * kSlot;  // accesses in one stage
+constexpr int kCtaSlot = kNv * kThreads;   // accesses one CTA holds of a row's chunk
+constexpr int kStageRaw = kStagedOps * kRows * kCtaSlot;  // accesses in one stage: [operand][row][slot]
 constexpr int kCacheRaw = kCacheChunks * kNv * kThreads;
 constexpr int kWeightRaw = kNv * kCtaThreads;   // one weight row's slots, [access][thread]
 constexpr int kWeightOffset = kCacheRaw + (kStaged ? kPipe * kStageRaw : 0);
@@ -1064,7 +1100,8 @@ __device__ __forceinline__ void prefetch_row(const elem_t *row, const place_t &p
 -- Resident rows held in registers: the row driver for modes "reg".
 M.REG_ROWS = [[
 // The chunk of a resident row this thread holds, from global memory; past n
-// it reads as fill.
+// it reads as fill.  Q, the operand, matters to staged rows only.
+template <int Q = 0>
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv], float fill)
 {
   load_chunk(row, 0, p.t, n, r, fill);
@@ -1120,63 +1157,122 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
 
 -- Resident rows staged in shared memory by bulk copies: the driver for mode "bulk".
 M.BULK_ROWS = [[
-// Thread 0 only: copies the rows of `block` into stage s and arms its barrier
-// with their bytes (zero bytes: the arrival alone completes the phase).
+// A CTA copies its part of each staged row as kPieces pieces of kPieceRaw
+// accesses: the whole chunk at once in a CTA of its own, else its slice of
+// each access j of the row's threads (j * kRowThreads + rank * kThreads on).
+constexpr int kPieces = kCluster == 1 ? 1 : kNv;
+constexpr int kPieceRaw = kCtaSlot / kPieces;
+
+// First element of piece j of this CTA's part of a row.
+__device__ __forceinline__ int piece_start(int j)
+{
+  const int rank = kCluster > 1 ? (int)cluster_rank() : 0;
+  return (j * kRowThreads + rank * kThreads) * kVec;
+}
+
+// Bytes of piece j in a row of n: its whole accesses (the tail access, under
+// 16 bytes, its thread reads from global memory).
+__device__ __forceinline__ uint32_t piece_bytes(int n, int j)
+{
+  const int whole = (n - piece_start(j)) / kVec;
+  return (uint32_t)(whole < 0 ? 0 : whole < kPieceRaw ? whole : kPieceRaw) * (uint32_t)sizeof(raw_t);
+}
+
+// Thread 0 only: copies the CTA's part of the rows of `block` (each staged
+// operand) into stage s and arms its barrier with their bytes (zero bytes:
+// the arrival alone completes the phase).
 __device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t block, int s)
 {
   const int64_t first = block * kRows;
-  const int rows = (int)(a.M - first < kRows ? a.M - first : kRows);
-  const uint32_t bytes = bulk_bytes((int)a.N);
-  mbar_arrive_expect_tx(&stage_full[s], bytes * (uint32_t)rows);
+  const int rows = (int)(a.M - first < kRows ? a.M - first : kRows), n = (int)a.N;
+  uint32_t bytes = 0;
+#pragma unroll
+  for (int j = 0; j < kPieces; ++j) bytes += piece_bytes(n, j);
+  mbar_arrive_expect_tx(&stage_full[s], bytes * (uint32_t)(rows * kStagedOps));
   if (bytes == 0) return;
-  const elem_t *x = static_cast<const elem_t *>(a.x);
-  for (int r = 0; r < rows; ++r) bulk_load(stage_at(s) + r * kSlot, x + (first + r) * a.ldx, bytes, &stage_full[s]);
+#pragma unroll
+  for (int q = 0; q < kStagedOps; ++q)
+    for (int r = 0; r < rows; ++r) {
+      raw_t *dst = stage_at(s) + (q * kRows + r) * kCtaSlot;
+      const elem_t *src = staged_row(a, q, first + r);
+#pragma unroll
+      for (int j = 0; j < kPieces; ++j) {
+        const uint32_t b = piece_bytes(n, j);
+        if (b) bulk_load(dst + j * kPieceRaw, src + piece_start(j), b, &stage_full[s]);
+      }
+    }
 }
 
-// The chunk of a resident row this thread holds, from its stage (the tail
-// access from global memory).
+// The chunk of a resident row this thread holds of staged operand Q (x: 0),
+// from its stage (the tail access from global memory).
+template <int Q = 0>
 __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, int n, raw_t (&r)[kNv], float fill)
 {
-  load_staged(p.stage, row, 0, p.t, n, r, fill);
+  static_assert(Q < kStagedOps, "the operand is staged");
+  load_staged(p.stage + Q * kRows * kCtaSlot, row, 0, p.t, n, r, fill);
 }
 
-// Bulk rows: the CTA walks row blocks blockIdx.x, + gridDim.x, ... with
-// kPipe stages in shared memory, each refilled by thread 0 as soon as every
-// thread has taken its accesses out of it, so kPipe - 1 blocks stay in flight
-// through each block's reduction and stores.  Same contract as the register
-// driver: load(place) reads the row (through load_row), finish(place, row, k);
-// the stages are ahead already, so ahead is not called.
+// Bulk rows: the CTA (its cluster) walks row blocks first_block(), +
+// block_stride(), ... with kPipe stages in shared memory, each refilled by
+// thread 0 as soon as every thread has taken its accesses out of it, so kPipe
+// - 1 blocks stay in flight through each block's reduction and stores.  Same
+// contract as the register driver: load(place) reads the rows (through
+// load_row), finish(place, row, k); the stages are ahead already, so ahead is
+// not called.  A cluster's CTAs copy their own slices; they write into each
+// other's shared memory (the reductions) only once all have started.
 template <typename Row, typename Load, typename Ahead, typename Finish>
 __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Ahead, Finish finish)
 {
   const int64_t blocks = (a.M + kRows - 1) / kRows;
-  if ((int64_t)blockIdx.x >= blocks) return;
+  if (first_block() >= blocks) return;
   stages_init();
+  if constexpr (kCluster > 1) cluster_arrive_relaxed();
   if (threadIdx.x == 0) {
     for (int s = 0; s < kPipe; ++s) {
-      const int64_t b = blockIdx.x + (int64_t)s * gridDim.x;
+      const int64_t b = first_block() + (int64_t)s * block_stride();
       if (b < blocks) stage_issue(a, b, s);
     }
   }
   int s = 0, k = 0;
   uint32_t parity = 0;
-  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+  for (int64_t b = first_block(); b < blocks; b += block_stride()) {
     mbar_wait(&stage_full[s], parity);
     place_t p = place(b, a.M);
-    p.stage = stage_at(s) + threadIdx.x / kThreads * kSlot;
+    p.stage = stage_at(s) + threadIdx.x / kThreads * kCtaSlot;
     const Row cur = load(p);
     __syncthreads();   // stage s is read out: refill it
-    const int64_t nb = b + (int64_t)kPipe * gridDim.x;
+    const int64_t nb = b + (int64_t)kPipe * block_stride();
     if (threadIdx.x == 0 && nb < blocks) {
       fence_proxy_async_smem();
       stage_issue(a, nb, s);
     }
+    if constexpr (kCluster > 1)
+      if (b == first_block()) cluster_wait();
     finish(p, cur, k);
     k ^= 1;
     if (++s == kPipe) { s = 0; parity ^= 1; }
   }
 }
 ]]
+
+-- The staged operands' rows, from the kite_row_args fields the op names
+-- (opts.staged): what a bulk row's stages hold.
+function M.staged_rows(p, opts)
+  local names, base, ld = {}, {}, {}
+  for q = 1, M.staged_ops(p, opts) do
+    local f = opts.staged[q]
+    names[q], base[q], ld[q] = f, "a." .. f, "a.ld" .. f
+  end
+  return string.format([[
+// Row `row` of staged operand q (%s).
+__device__ __forceinline__ const elem_t *staged_row(const kite_row_args &a, int q, int64_t row)
+{
+  const void *const base[kStagedOps] = { %s };
+  const int64_t ld[kStagedOps] = { %s };
+  return static_cast<const elem_t *>(base[q]) + row * ld[q];
+}
+]], table.concat(names, ", "), table.concat(base, ", "), table.concat(ld, ", "))
+end
 
 -- What staged drivers share.
 M.STAGED = [[
@@ -1202,15 +1298,16 @@ __device__ __forceinline__ uint32_t bulk_bytes(int n)
   return (uint32_t)(n / kVec) * (uint32_t)sizeof(raw_t);
 }
 
-// Access j of this thread in a staged chunk starting at element base of the
-// row: from the stage while whole, the tail from global memory.
+// Access j of this thread (t in the row, as place() has it) in a staged
+// chunk starting at element base of the row: from the stage (the CTA's part,
+// [access][thread]) while whole, the tail from global memory.
 __device__ __forceinline__ void load_staged(const raw_t *stage, const elem_t *row, int base, int t, int n,
                                             raw_t (&r)[kNv], float fill = 0.f)
 {
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int i = access_index(base, j, t);
-    if (i + kVec <= n) r[j] = stage[j * kThreads + t];
+    if (i + kVec <= n) r[j] = stage[j * kThreads + t % kThreads];
     else r[j] = i < n ? load_raw(row, i, n, fill) : splat(fill);
   }
 }

@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
       row_t r = {};
       if (p.live) {
         load_row(row_in(a.x, a.ldx, p), p, n, r.x, 0.f);
-        load_chunk(row_in(a.dy, a.lddy, p), 0, p.t, n, r.g);
+        load_row<1>(row_in(a.dy, a.lddy, p), p, n, r.g, 0.f);
       }
       return r;
     }, [&](place_t p) {

@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_res(const kite_
       row_t r = {};
       if (p.live) {
         load_row(row_in(a.x, a.ldx, p), p, n, r.x, 0.f);
-        load_chunk(row_in(a.res, a.ldres, p), 0, p.t, n, r.r);
+        load_row<1>(row_in(a.res, a.ldres, p), p, n, r.r, 0.f);
       }
       return r;
     }, [&](place_t p) {
