@@ -193,6 +193,7 @@ cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1(const void *ar
 cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -219,6 +220,7 @@ cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1(const void *arg
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -245,6 +247,7 @@ cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1(const void *arg
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t64_r4_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t32_r8_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1(const void *args, cudaStream_t stream);
@@ -1376,6 +1379,7 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bwd_bf16_reg_t64_r4_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n4_v16_c0_p1},
   {"cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1},
   {"cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4},
   {"cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1},
   {"cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p1},
   {"cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p2", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r8_n1_v16_c0_p2},
@@ -1402,6 +1406,7 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1},
   {"cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1},
   {"cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4},
   {"cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1},
   {"cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 128, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p1},
   {"cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p2", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 128, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p2},
@@ -1428,6 +1433,7 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bwd_f32_reg_t64_r4_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t64_r4_n4_v16_c0_p1},
   {"cross_entropy_bwd_f32_reg_t32_r8_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t32_r8_n4_v16_c0_p1},
   {"cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1},
+  {"cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4},
   {"cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
@@ -2366,136 +2372,136 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 1181;
+const int32_t kite_variants_len = 1184;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 609, 206.240f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 609, 105.152f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 607, 75.792f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 616, 68.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 631, 68.848f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 627, 70.576f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 630, 68.448f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 624, 70.624f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 628, 68.704f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 625, 73.664f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 625, 68.816f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 621, 78.704f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 626, 73.136f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 645, 82.752f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 725, 81.440f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 765, 85.376f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 735, 83.920f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 745, 131.744f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 745, 163.056f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 755, 271.616f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 755, 336.672f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 648, 202.720f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 648, 103.168f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 646, 75.488f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 655, 68.816f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 670, 69.168f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 666, 69.776f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 669, 68.480f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 663, 70.464f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 667, 68.432f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 664, 72.864f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 664, 68.624f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 680, 77.856f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 665, 71.360f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 684, 82.544f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 729, 81.456f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 767, 85.104f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 739, 82.880f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 749, 130.528f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 749, 162.208f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 759, 268.240f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 759, 332.288f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 687, 178.096f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 685, 130.768f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 694, 129.920f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 692, 129.200f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 688, 129.344f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 702, 129.664f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 689, 129.792f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 703, 133.584f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 703, 131.872f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 704, 143.856f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 704, 132.048f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 723, 152.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 769, 153.152f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 769, 154.992f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 743, 155.536f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 753, 161.488f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 753, 156.448f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 763, 259.024f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 763, 328.576f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 772, 602.160f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 772, 787.232f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 912, 203.488f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 912, 106.512f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 912, 69.600f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 920, 67.728f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 918, 67.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 932, 70.176f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 915, 67.584f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 928, 68.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 933, 68.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 929, 74.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 929, 68.464f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 946, 81.264f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 930, 74.032f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 951, 80.368f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1072, 78.432f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1072, 78.400f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1072, 78.624f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1072, 131.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1053, 181.584f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1072, 286.144f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1072, 379.280f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 952, 200.688f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 952, 105.504f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 952, 69.440f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 960, 67.936f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 958, 67.552f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 972, 70.000f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 955, 67.664f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 968, 67.968f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 973, 68.416f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 969, 73.728f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 969, 68.624f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 986, 81.024f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 970, 73.872f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1077, 82.144f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1075, 77.888f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1075, 77.936f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1075, 78.432f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1075, 131.840f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1057, 179.936f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1075, 286.176f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1075, 379.072f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 992, 179.472f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 992, 130.128f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1014, 129.536f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 998, 129.712f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 995, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1013, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 996, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1009, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1009, 133.248f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1026, 147.920f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1010, 134.624f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1080, 147.360f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1078, 138.000f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1078, 137.600f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1078, 142.880f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1078, 171.136f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1061, 171.408f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1078, 285.504f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1071, 371.872f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1078, 579.040f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1078, 788.224f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 612, 206.240f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 612, 105.152f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 610, 75.792f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 619, 68.992f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 634, 68.848f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 630, 70.576f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 633, 68.448f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 627, 70.624f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 631, 68.704f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 628, 73.664f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 628, 68.816f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 624, 78.704f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 629, 73.136f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 648, 82.752f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 728, 81.440f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 768, 85.376f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 738, 83.920f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 748, 131.744f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 748, 163.056f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 758, 271.616f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 758, 336.672f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 651, 202.720f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 651, 103.168f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 649, 75.488f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 658, 68.816f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 673, 69.168f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 669, 69.776f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 672, 68.480f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 666, 70.464f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 670, 68.432f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 667, 72.864f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 667, 68.624f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 683, 77.856f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 668, 71.360f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 687, 82.544f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 732, 81.456f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 770, 85.104f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 742, 82.880f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 752, 130.528f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 752, 162.208f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 762, 268.240f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 762, 332.288f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 690, 178.096f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 688, 130.768f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 697, 129.920f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 695, 129.200f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 691, 129.344f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 705, 129.664f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 692, 129.792f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 706, 133.584f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 706, 131.872f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 707, 143.856f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 707, 132.048f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 726, 152.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 772, 153.152f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 772, 154.992f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 746, 155.536f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 756, 161.488f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 756, 156.448f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 766, 259.024f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 766, 328.576f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 775, 602.160f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 775, 787.232f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 915, 203.488f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 915, 106.512f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 915, 69.600f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 923, 67.728f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 921, 67.472f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 935, 70.176f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 918, 67.584f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 931, 68.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 936, 68.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 932, 74.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 932, 68.464f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 949, 81.264f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 933, 74.032f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 954, 80.368f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1075, 78.432f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1075, 78.400f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1075, 78.624f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1075, 131.472f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1056, 181.584f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1075, 286.144f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1075, 379.280f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 955, 200.688f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 955, 105.504f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 955, 69.440f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 963, 67.936f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 961, 67.552f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 975, 70.000f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 958, 67.664f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 971, 67.968f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 976, 68.416f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 972, 73.728f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 972, 68.624f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 989, 81.024f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 973, 73.872f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1080, 82.144f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1078, 77.888f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1078, 77.936f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1078, 78.432f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1078, 131.840f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1060, 179.936f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1078, 286.176f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1078, 379.072f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 995, 179.472f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 995, 130.128f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1017, 129.536f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1001, 129.712f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 998, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1016, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 999, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1012, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1012, 133.248f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1029, 147.920f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1013, 134.624f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1083, 147.360f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1081, 138.000f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1081, 137.600f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1081, 142.880f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1081, 171.136f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1064, 171.408f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1081, 285.504f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1074, 371.872f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1081, 579.040f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1081, 788.224f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1, 285.024f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1, 144.848f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1, 75.008f},
@@ -2559,69 +2565,69 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 107, 125.552f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 107, 187.472f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 107, 242.288f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1084, 314.720f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1084, 162.704f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1084, 98.080f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1092, 95.952f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1090, 95.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1086, 102.464f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1086, 95.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1087, 105.552f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1087, 95.984f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1088, 110.288f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1088, 98.624f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1095, 115.808f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1089, 110.480f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1095, 108.672f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1139, 110.976f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1149, 138.560f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1158, 119.072f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1159, 206.784f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1159, 233.248f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1169, 453.104f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1169, 493.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1102, 315.008f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1102, 165.680f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1102, 102.416f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1112, 96.064f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1111, 95.968f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1104, 102.512f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1109, 95.952f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1105, 105.328f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1105, 96.032f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1106, 110.880f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1106, 98.592f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1113, 115.472f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1113, 109.600f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1113, 108.464f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1143, 111.904f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1162, 138.704f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1162, 117.936f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1163, 208.160f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1163, 233.968f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1173, 460.688f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1173, 498.064f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1120, 212.736f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1120, 187.728f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1128, 188.224f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1129, 186.960f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1127, 186.896f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1123, 193.120f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1123, 186.432f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1124, 206.640f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1124, 187.648f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1131, 213.264f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1125, 210.576f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1131, 203.552f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1147, 201.424f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1166, 226.560f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1166, 217.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1176, 238.144f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1167, 223.984f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1177, 405.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1177, 479.840f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1131, 956.128f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1131, 1262.640f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1087, 314.720f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1087, 162.704f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1087, 98.080f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1095, 95.952f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1093, 95.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1089, 102.464f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1089, 95.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1090, 105.552f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1090, 95.984f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1091, 110.288f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1091, 98.624f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1098, 115.808f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1092, 110.480f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1098, 108.672f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1142, 110.976f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1152, 138.560f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1161, 119.072f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1162, 206.784f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1162, 233.248f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1172, 453.104f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1172, 493.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1105, 315.008f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1105, 165.680f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1105, 102.416f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1115, 96.064f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1114, 95.968f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1107, 102.512f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1112, 95.952f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1108, 105.328f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1108, 96.032f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1109, 110.880f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1109, 98.592f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1116, 115.472f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1116, 109.600f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1116, 108.464f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1146, 111.904f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1165, 138.704f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1165, 117.936f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1166, 208.160f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1166, 233.968f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1176, 460.688f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1176, 498.064f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1123, 212.736f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1123, 187.728f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1131, 188.224f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1132, 186.960f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1130, 186.896f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1126, 193.120f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1126, 186.432f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1127, 206.640f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1127, 187.648f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1134, 213.264f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1128, 210.576f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1134, 203.552f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1150, 201.424f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1169, 226.560f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1169, 217.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1179, 238.144f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1170, 223.984f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1180, 405.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1180, 479.840f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1134, 956.128f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1134, 1262.640f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 166, 259.072f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 166, 135.232f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 166, 78.832f},
@@ -2643,422 +2649,422 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 191, 144.336f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 191, 216.240f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 191, 285.056f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 192, 257.104f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 192, 134.432f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 192, 78.672f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 200, 70.512f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 216, 68.800f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 212, 68.672f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 215, 68.640f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 208, 68.560f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 213, 68.496f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 209, 71.280f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 209, 69.200f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 205, 72.576f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 205, 69.472f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 217, 75.232f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 217, 73.552f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 217, 74.048f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 217, 73.856f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 217, 111.072f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 217, 144.656f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 217, 218.432f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 217, 285.600f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 218, 191.200f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 218, 133.568f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 226, 130.240f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 224, 129.808f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 221, 129.776f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 239, 129.712f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 222, 131.568f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 235, 130.080f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 223, 130.464f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 236, 133.504f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 236, 132.048f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 243, 137.104f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 237, 131.232f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 243, 136.672f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 243, 137.024f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 243, 141.904f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 243, 141.712f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 243, 214.176f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 243, 278.256f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 243, 418.016f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 243, 553.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 249, 3.904f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 249, 4.270f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 249, 6.741f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 249, 17.397f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 260, 59.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 249, 3.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 249, 4.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 249, 7.053f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 249, 17.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 260, 59.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 249, 4.076f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 249, 4.608f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 249, 7.520f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 249, 17.728f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 249, 60.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 249, 4.540f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 249, 5.360f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 249, 8.538f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 260, 19.883f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 249, 66.304f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 260, 5.851f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 260, 7.526f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 250, 13.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 261, 37.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 261, 130.240f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 267, 5.385f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 249, 4.448f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 249, 6.906f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 249, 17.589f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 249, 59.488f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 267, 6.229f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 249, 4.553f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 249, 6.981f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 249, 17.589f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 260, 59.808f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 249, 4.352f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 249, 4.869f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 249, 7.757f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 260, 18.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 249, 60.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 250, 5.303f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 250, 6.149f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 261, 9.792f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 254, 23.200f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 261, 72.736f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 254, 9.286f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 261, 11.368f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 263, 19.317f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 248, 52.608f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 247, 187.424f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 249, 4.251f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 249, 4.786f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 249, 7.494f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 249, 18.315f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 249, 58.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 249, 4.274f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 249, 4.955f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 249, 7.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 260, 17.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 260, 59.104f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 260, 5.157f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 250, 6.192f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 250, 9.235f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 261, 21.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 261, 69.600f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 258, 9.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 261, 11.168f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 265, 17.216f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 265, 49.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 247, 169.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 254, 22.539f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 265, 29.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 265, 55.040f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 265, 179.296f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 265, 717.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 249, 4.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 249, 5.621f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 249, 8.493f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 249, 19.883f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 249, 64.320f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 250, 5.271f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 261, 6.357f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 261, 9.741f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 254, 22.923f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 261, 73.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 261, 9.101f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 261, 11.264f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 263, 16.875f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 263, 49.440f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 247, 169.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 254, 22.517f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 256, 29.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 265, 55.072f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 265, 182.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 265, 725.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 261, 70.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 257, 95.680f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 265, 204.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 265, 726.720f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 248, 2793.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 260, 5.744f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 260, 7.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 264, 14.200f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 264, 38.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 264, 131.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 254, 9.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 261, 11.536f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 265, 19.477f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 247, 53.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 247, 187.904f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 254, 22.037f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 265, 29.648f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 263, 54.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 265, 181.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 265, 730.016f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 261, 70.112f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 256, 96.704f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 265, 202.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 265, 734.880f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 247, 2796.896f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 261, 253.696f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 247, 338.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 265, 824.992f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 248, 2910.208f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 247, 11663.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 136, 7.087463f, 7.087463f, 7.087463f, 249, 4.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 1000, 7.087463f, 7.087463f, 9.965784f, 249, 7.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 8200, 7.087463f, 7.087463f, 13.001408f, 249, 32.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 136, 7.087463f, 9.965784f, 7.087463f, 249, 5.131f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 1000, 7.087463f, 9.965784f, 9.965784f, 249, 7.949f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 8200, 7.087463f, 9.965784f, 13.001408f, 249, 33.280f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 136, 7.087463f, 13.001408f, 7.087463f, 251, 7.840f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 1000, 7.087463f, 13.001408f, 9.965784f, 262, 17.205f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 8200, 7.087463f, 13.001408f, 13.001408f, 247, 92.320f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 136, 9.965784f, 7.087463f, 7.087463f, 249, 4.976f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 1000, 9.965784f, 7.087463f, 9.965784f, 249, 7.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 8200, 9.965784f, 7.087463f, 13.001408f, 249, 32.928f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 136, 9.965784f, 9.965784f, 7.087463f, 250, 7.027f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 265, 12.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 8200, 9.965784f, 9.965784f, 13.001408f, 256, 61.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 136, 9.965784f, 13.001408f, 7.087463f, 255, 21.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 1000, 9.965784f, 13.001408f, 9.965784f, 247, 45.616f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 8200, 9.965784f, 13.001408f, 13.001408f, 248, 290.432f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 136, 13.001408f, 7.087463f, 7.087463f, 265, 8.762f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 1000, 13.001408f, 7.087463f, 9.965784f, 257, 18.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 8200, 13.001408f, 7.087463f, 13.001408f, 257, 82.016f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 136, 13.001408f, 9.965784f, 7.087463f, 247, 22.784f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 1000, 13.001408f, 9.965784f, 9.965784f, 247, 47.632f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 8200, 13.001408f, 9.965784f, 13.001408f, 269, 294.976f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 136, 13.001408f, 13.001408f, 7.087463f, 247, 127.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 1000, 13.001408f, 13.001408f, 9.965784f, 248, 347.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 8200, 13.001408f, 13.001408f, 13.001408f, 247, 2444.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 247, 1442.560f},
-  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 263, 28.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 248, 2547.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 248, 2470.368f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 248, 5666.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 265, 203.968f},
-  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 249, 21.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 250, 34.576f},
-  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 260, 20.565f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 777, 434.912f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 777, 223.056f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 776, 118.000f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 784, 107.056f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 782, 107.328f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 778, 127.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 783, 109.984f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 779, 132.976f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 779, 119.328f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 780, 144.960f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 780, 130.240f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 781, 173.344f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 781, 147.776f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 840, 196.112f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 840, 169.040f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 850, 201.968f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 850, 176.432f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 851, 314.176f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 860, 344.848f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 861, 646.800f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 861, 741.504f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 795, 412.864f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 795, 213.936f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 794, 117.856f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 802, 107.312f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 800, 108.672f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 796, 128.176f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 801, 110.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 797, 133.536f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 797, 120.224f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 798, 146.896f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 798, 129.760f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 799, 169.424f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 799, 145.648f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 844, 193.552f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 844, 165.536f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 854, 203.248f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 854, 175.344f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 864, 313.488f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 864, 342.880f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 865, 706.256f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 865, 790.736f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 812, 305.584f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 812, 214.880f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 822, 210.784f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 818, 208.064f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 814, 208.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 815, 208.112f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 815, 211.328f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 816, 220.768f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 816, 201.856f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 817, 244.416f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 817, 213.168f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 848, 285.296f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 848, 250.528f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 858, 300.448f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 858, 256.608f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 868, 316.752f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 868, 279.040f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 869, 519.568f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 869, 620.432f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 823, 1430.624f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 823, 1892.528f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 524, 537.760f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 524, 280.992f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 524, 153.472f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 531, 131.184f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 529, 139.344f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 526, 175.600f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 530, 146.800f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 527, 187.488f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 527, 163.888f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 528, 271.264f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 528, 235.808f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 572, 236.272f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 572, 208.288f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 580, 274.192f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 580, 234.896f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 588, 265.424f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 588, 226.208f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 596, 412.816f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 596, 433.120f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 597, 915.264f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 597, 1034.560f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 540, 527.648f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 540, 276.848f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 540, 152.336f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 547, 130.128f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 545, 138.144f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 542, 177.232f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 546, 147.488f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 543, 189.488f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 543, 164.096f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 544, 280.272f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 544, 241.280f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 575, 244.944f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 575, 210.304f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 583, 274.384f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 583, 237.168f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 591, 263.904f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 591, 225.936f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 599, 418.816f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 599, 440.496f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 600, 907.696f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 600, 1030.192f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 556, 359.968f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 557, 229.008f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 563, 212.640f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 561, 216.288f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 558, 214.096f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 559, 247.104f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 559, 220.368f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 560, 361.200f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 560, 304.928f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 578, 304.352f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 578, 264.304f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 586, 319.616f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 586, 279.008f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 594, 327.936f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 594, 292.304f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 602, 364.688f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 602, 316.784f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 603, 604.208f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 603, 727.744f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 566, 2130.832f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 566, 2803.248f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 403, 379.776f},
-  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 403, 195.040f},
-  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 403, 92.848f},
-  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 411, 74.800f},
-  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 419, 73.136f},
-  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 417, 87.584f},
-  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 417, 73.296f},
-  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 414, 80.016f},
-  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 418, 74.128f},
-  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 415, 84.128f},
-  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 415, 77.216f},
-  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 416, 95.264f},
-  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 416, 78.480f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 518, 94.816f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 518, 93.712f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 518, 94.208f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 518, 93.184f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 518, 149.376f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 518, 203.024f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 518, 311.584f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 518, 404.832f},
-  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 428, 371.168f},
-  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 428, 190.352f},
-  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 428, 91.824f},
-  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 436, 74.432f},
-  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 444, 71.600f},
-  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 442, 80.992f},
-  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 442, 71.616f},
-  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 439, 79.024f},
-  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 443, 72.656f},
-  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 440, 82.944f},
-  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 440, 77.536f},
-  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 441, 93.424f},
-  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 441, 77.728f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 519, 93.968f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 519, 92.880f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 519, 93.504f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 519, 91.968f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 519, 149.328f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 519, 202.848f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 519, 310.336f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 519, 403.744f},
-  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 453, 286.208f},
-  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 453, 148.640f},
-  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 461, 131.776f},
-  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 469, 131.824f},
-  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 467, 132.208f},
-  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 464, 138.720f},
-  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 468, 133.120f},
-  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 465, 141.104f},
-  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 465, 149.760f},
-  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 466, 152.912f},
-  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 466, 143.024f},
-  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 520, 163.504f},
-  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 520, 163.520f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 520, 167.088f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 520, 168.832f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 520, 198.848f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 520, 199.680f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 520, 305.168f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 520, 398.544f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 520, 608.016f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 520, 792.496f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 193, 257.104f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 193, 134.432f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 193, 78.672f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 201, 70.512f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 217, 68.800f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 213, 68.672f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 216, 68.640f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 209, 68.560f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 214, 68.496f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 210, 71.280f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 210, 69.200f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 206, 72.576f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 206, 69.472f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 218, 75.232f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 218, 73.552f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 218, 74.048f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 218, 73.856f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 218, 111.072f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 218, 144.656f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 218, 218.432f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 218, 285.600f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 220, 191.200f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 220, 133.568f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 228, 130.240f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 226, 129.808f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 223, 129.776f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 241, 129.712f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 224, 131.568f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 237, 130.080f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 225, 130.464f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 238, 133.504f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 238, 132.048f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 245, 137.104f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 239, 131.232f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 245, 136.672f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 245, 137.024f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 245, 141.904f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 245, 141.712f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 245, 214.176f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 245, 278.256f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 245, 418.016f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 245, 553.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 252, 3.904f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 252, 4.270f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 252, 6.741f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 252, 17.397f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 263, 59.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 252, 3.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 252, 4.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 252, 7.053f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 252, 17.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 263, 59.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 252, 4.076f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 252, 4.608f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 252, 7.520f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 252, 17.728f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 252, 60.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 252, 4.540f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 252, 5.360f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 252, 8.538f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 263, 19.883f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 252, 66.304f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 263, 5.851f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 263, 7.526f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 253, 13.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 264, 37.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 264, 130.240f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 270, 5.385f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 252, 4.448f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 252, 6.906f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 252, 17.589f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 252, 59.488f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 270, 6.229f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 252, 4.553f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 252, 6.981f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 252, 17.589f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 263, 59.808f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 252, 4.352f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 252, 4.869f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 252, 7.757f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 263, 18.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 252, 60.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 253, 5.303f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 253, 6.149f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 264, 9.792f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 257, 23.200f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 264, 72.736f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 257, 9.286f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 264, 11.368f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 266, 19.317f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 251, 52.608f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 250, 187.424f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 252, 4.251f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 252, 4.786f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 252, 7.494f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 252, 18.315f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 252, 58.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 252, 4.274f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 252, 4.955f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 252, 7.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 263, 17.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 263, 59.104f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 263, 5.157f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 253, 6.192f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 253, 9.235f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 264, 21.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 264, 69.600f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 261, 9.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 264, 11.168f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 268, 17.216f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 268, 49.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 250, 169.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 257, 22.539f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 268, 29.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 268, 55.040f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 268, 179.296f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 268, 717.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 252, 4.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 252, 5.621f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 252, 8.493f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 252, 19.883f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 252, 64.320f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 253, 5.271f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 264, 6.357f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 264, 9.741f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 257, 22.923f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 264, 73.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 264, 9.101f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 264, 11.264f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 266, 16.875f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 266, 49.440f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 250, 169.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 257, 22.517f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 259, 29.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 268, 55.072f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 268, 182.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 268, 725.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 264, 70.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 260, 95.680f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 268, 204.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 268, 726.720f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 251, 2793.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 263, 5.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 263, 7.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 267, 14.200f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 267, 38.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 267, 131.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 257, 9.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 264, 11.536f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 268, 19.477f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 250, 53.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 250, 187.904f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 257, 22.037f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 268, 29.648f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 266, 54.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 268, 181.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 268, 730.016f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 264, 70.112f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 259, 96.704f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 268, 202.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 268, 734.880f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 250, 2796.896f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 264, 253.696f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 250, 338.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 268, 824.992f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 251, 2910.208f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 250, 11663.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 136, 7.087463f, 7.087463f, 7.087463f, 252, 4.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 1000, 7.087463f, 7.087463f, 9.965784f, 252, 7.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 8200, 7.087463f, 7.087463f, 13.001408f, 252, 32.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 136, 7.087463f, 9.965784f, 7.087463f, 252, 5.131f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 1000, 7.087463f, 9.965784f, 9.965784f, 252, 7.949f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 8200, 7.087463f, 9.965784f, 13.001408f, 252, 33.280f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 136, 7.087463f, 13.001408f, 7.087463f, 254, 7.840f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 1000, 7.087463f, 13.001408f, 9.965784f, 265, 17.205f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 8200, 7.087463f, 13.001408f, 13.001408f, 250, 92.320f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 136, 9.965784f, 7.087463f, 7.087463f, 252, 4.976f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 1000, 9.965784f, 7.087463f, 9.965784f, 252, 7.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 8200, 9.965784f, 7.087463f, 13.001408f, 252, 32.928f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 136, 9.965784f, 9.965784f, 7.087463f, 253, 7.027f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 268, 12.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 8200, 9.965784f, 9.965784f, 13.001408f, 259, 61.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 136, 9.965784f, 13.001408f, 7.087463f, 258, 21.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 1000, 9.965784f, 13.001408f, 9.965784f, 250, 45.616f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 8200, 9.965784f, 13.001408f, 13.001408f, 251, 290.432f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 136, 13.001408f, 7.087463f, 7.087463f, 268, 8.762f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 1000, 13.001408f, 7.087463f, 9.965784f, 260, 18.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 8200, 13.001408f, 7.087463f, 13.001408f, 260, 82.016f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 136, 13.001408f, 9.965784f, 7.087463f, 250, 22.784f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 1000, 13.001408f, 9.965784f, 9.965784f, 250, 47.632f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 8200, 13.001408f, 9.965784f, 13.001408f, 272, 294.976f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 136, 13.001408f, 13.001408f, 7.087463f, 250, 127.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 1000, 13.001408f, 13.001408f, 9.965784f, 251, 347.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 8200, 13.001408f, 13.001408f, 13.001408f, 250, 2444.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 250, 1442.560f},
+  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 266, 28.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 251, 2547.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 251, 2470.368f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 251, 5666.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 268, 203.968f},
+  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 252, 21.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 253, 34.576f},
+  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 263, 20.565f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 780, 434.912f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 780, 223.056f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 779, 118.000f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 787, 107.056f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 785, 107.328f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 781, 127.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 786, 109.984f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 782, 132.976f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 782, 119.328f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 783, 144.960f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 783, 130.240f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 784, 173.344f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 784, 147.776f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 843, 196.112f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 843, 169.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 853, 201.968f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 853, 176.432f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 854, 314.176f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 863, 344.848f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 864, 646.800f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 864, 741.504f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 798, 412.864f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 798, 213.936f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 797, 117.856f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 805, 107.312f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 803, 108.672f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 799, 128.176f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 804, 110.480f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 800, 133.536f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 800, 120.224f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 801, 146.896f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 801, 129.760f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 802, 169.424f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 802, 145.648f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 847, 193.552f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 847, 165.536f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 857, 203.248f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 857, 175.344f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 867, 313.488f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 867, 342.880f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 868, 706.256f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 868, 790.736f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 815, 305.584f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 815, 214.880f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 825, 210.784f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 821, 208.064f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 817, 208.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 818, 208.112f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 818, 211.328f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 819, 220.768f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 819, 201.856f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 820, 244.416f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 820, 213.168f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 851, 285.296f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 851, 250.528f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 861, 300.448f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 861, 256.608f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 871, 316.752f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 871, 279.040f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 872, 519.568f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 872, 620.432f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 826, 1430.624f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 826, 1892.528f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 527, 537.760f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 527, 280.992f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 527, 153.472f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 534, 131.184f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 532, 139.344f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 529, 175.600f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 533, 146.800f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 530, 187.488f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 530, 163.888f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 531, 271.264f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 531, 235.808f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 575, 236.272f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 575, 208.288f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 583, 274.192f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 583, 234.896f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 591, 265.424f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 591, 226.208f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 599, 412.816f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 599, 433.120f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 600, 915.264f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 600, 1034.560f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 543, 527.648f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 543, 276.848f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 543, 152.336f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 550, 130.128f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 548, 138.144f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 545, 177.232f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 549, 147.488f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 546, 189.488f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 546, 164.096f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 547, 280.272f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 547, 241.280f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 578, 244.944f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 578, 210.304f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 586, 274.384f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 586, 237.168f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 594, 263.904f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 594, 225.936f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 602, 418.816f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 602, 440.496f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 603, 907.696f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 603, 1030.192f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 559, 359.968f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 560, 229.008f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 566, 212.640f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 564, 216.288f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 561, 214.096f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 562, 247.104f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 562, 220.368f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 563, 361.200f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 563, 304.928f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 581, 304.352f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 581, 264.304f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 589, 319.616f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 589, 279.008f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 597, 327.936f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 597, 292.304f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 605, 364.688f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 605, 316.784f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 606, 604.208f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 606, 727.744f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 569, 2130.832f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 569, 2803.248f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 406, 379.776f},
+  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 406, 195.040f},
+  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 406, 92.848f},
+  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 414, 74.800f},
+  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 422, 73.136f},
+  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 420, 87.584f},
+  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 420, 73.296f},
+  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 417, 80.016f},
+  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 421, 74.128f},
+  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 418, 84.128f},
+  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 418, 77.216f},
+  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 419, 95.264f},
+  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 419, 78.480f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 521, 94.816f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 521, 93.712f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 521, 94.208f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 521, 93.184f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 521, 149.376f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 521, 203.024f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 521, 311.584f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 521, 404.832f},
+  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 431, 371.168f},
+  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 431, 190.352f},
+  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 431, 91.824f},
+  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 439, 74.432f},
+  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 447, 71.600f},
+  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 445, 80.992f},
+  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 445, 71.616f},
+  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 442, 79.024f},
+  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 446, 72.656f},
+  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 443, 82.944f},
+  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 443, 77.536f},
+  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 444, 93.424f},
+  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 444, 77.728f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 522, 93.968f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 522, 92.880f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 522, 93.504f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 522, 91.968f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 522, 149.328f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 522, 202.848f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 522, 310.336f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 522, 403.744f},
+  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 456, 286.208f},
+  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 456, 148.640f},
+  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 464, 131.776f},
+  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 472, 131.824f},
+  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 470, 132.208f},
+  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 467, 138.720f},
+  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 471, 133.120f},
+  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 468, 141.104f},
+  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 468, 149.760f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 469, 152.912f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 469, 143.024f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 523, 163.504f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 523, 163.520f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 523, 167.088f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 523, 168.832f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 523, 198.848f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 523, 199.680f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 523, 305.168f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 523, 398.544f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 523, 608.016f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 523, 792.496f},
 };
 const int32_t kite_rules_len = 665;
 
 /* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
-  {247, 2.6558f, 0.0098783f, 416.00f, 1.256f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
-  {248, 2.4343f, 0.0099301f, 432.00f, 1.248f, 161},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.167 */
-  {249, 3.5541f, 0.0034243f, 192.00f, 1.312f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.108 */
-  {250, 3.4679f, 0.0040797f, 296.00f, 1.457f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.162 */
-  {251, 3.4655f, 0.0047931f, 344.00f, 1.531f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.228 */
-  {254, 4.1111f, 0.0041893f, 184.00f, 1.539f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.179 */
-  {255, 3.2790f, 0.0052485f, 432.00f, 1.458f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.163 */
-  {256, 3.8380f, 0.0052111f, 352.00f, 1.506f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.168 */
-  {257, 3.1782f, 0.0075781f, 384.00f, 1.319f, 161},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.140 */
-  {258, 3.2834f, 0.0066781f, 312.00f, 1.482f, 161},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.191 */
-  {260, 4.1151f, 0.0033679f, 104.00f, 1.379f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
-  {261, 4.2788f, 0.0038795f, 184.00f, 1.534f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
-  {262, 4.1786f, 0.0045887f, 256.00f, 1.593f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.242 */
-  {263, 4.0201f, 0.0051916f, 360.00f, 1.601f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.187 */
-  {264, 4.2469f, 0.0042601f, 168.00f, 1.517f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.172 */
-  {265, 3.9024f, 0.0050862f, 368.00f, 1.486f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
-  {267, 5.4976f, 0.010034f, 64.000f, 1.461f, 161},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.416 */
-  {268, 2.7056f, 0.033093f, 144.00f, 1.290f, 161},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.209 */
-  {269, 1.8213f, 0.014441f, 336.00f, 1.246f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
+  {250, 2.6558f, 0.0098783f, 416.00f, 1.256f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
+  {251, 2.4343f, 0.0099301f, 432.00f, 1.248f, 161},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.167 */
+  {252, 3.5541f, 0.0034243f, 192.00f, 1.312f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.108 */
+  {253, 3.4679f, 0.0040797f, 296.00f, 1.457f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.162 */
+  {254, 3.4655f, 0.0047931f, 344.00f, 1.531f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.228 */
+  {257, 4.1111f, 0.0041893f, 184.00f, 1.539f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.179 */
+  {258, 3.2790f, 0.0052485f, 432.00f, 1.458f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.163 */
+  {259, 3.8380f, 0.0052111f, 352.00f, 1.506f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.168 */
+  {260, 3.1782f, 0.0075781f, 384.00f, 1.319f, 161},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.140 */
+  {261, 3.2834f, 0.0066781f, 312.00f, 1.482f, 161},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.191 */
+  {263, 4.1151f, 0.0033679f, 104.00f, 1.379f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
+  {264, 4.2788f, 0.0038795f, 184.00f, 1.534f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
+  {265, 4.1786f, 0.0045887f, 256.00f, 1.593f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.242 */
+  {266, 4.0201f, 0.0051916f, 360.00f, 1.601f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.187 */
+  {267, 4.2469f, 0.0042601f, 168.00f, 1.517f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.172 */
+  {268, 3.9024f, 0.0050862f, 368.00f, 1.486f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
+  {270, 5.4976f, 0.010034f, 64.000f, 1.461f, 161},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.416 */
+  {271, 2.7056f, 0.033093f, 144.00f, 1.290f, 161},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.209 */
+  {272, 1.8213f, 0.014441f, 336.00f, 1.246f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
 };
 const int32_t kite_gemm_models_len = 19;
 
@@ -3199,400 +3205,400 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy_bwd", KITE_BF16, 4097, 8192, 183},  /* cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_BF16, 8193, 16384, 179},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
   {"cross_entropy_bwd", KITE_BF16, 16385, 17108, 185},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 17109, 17408, 244},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 17109, 17408, 247},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy_bwd", KITE_BF16, 17409, 23552, 185},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_BF16, 23553, 32768, 191},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 32769, 38912, 244},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 32769, 38912, 247},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy_bwd", KITE_BF16, 38913, 1073741824, 191},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1, 256, 192},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 257, 512, 200},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 513, 980, 214},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 981, 1024, 216},  /* cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1025, 2047, 212},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 2048, 2048, 215},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 2049, 3755, 208},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 3756, 4096, 213},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 4097, 8192, 209},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 8193, 16384, 205},  /* cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_F16, 16385, 24195, 211},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 24196, 32768, 217},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 32769, 38912, 245},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 38913, 1073741824, 217},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1, 128, 218},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 129, 256, 226},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 257, 394, 240},  /* cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 395, 512, 224},  /* cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 513, 824, 238},  /* cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 825, 1024, 221},  /* cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1025, 1511, 234},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1512, 1920, 239},  /* cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1921, 2048, 222},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 2049, 3840, 235},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 3841, 4096, 223},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 4097, 4864, 231},  /* cross_entropy_bwd_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_F32, 4865, 5120, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 5121, 8192, 236},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 8193, 10240, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 10241, 10752, 237},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 10753, 11264, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 11265, 12287, 237},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 12288, 13776, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 13777, 16384, 237},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 16385, 22528, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 22529, 24576, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 24577, 30720, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 30721, 32768, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 32769, 38912, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 38913, 40960, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 40961, 45056, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 45057, 49152, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 49153, 52772, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 52773, 57344, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 57345, 61440, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 61441, 65536, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 65537, 69632, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 69633, 73728, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 73729, 77824, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 77825, 81920, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 81921, 86016, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 86017, 90112, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 90113, 92681, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 92682, 98304, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 98305, 101069, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 101070, 106496, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 106497, 110217, 246},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 110218, 1073741824, 243},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 1, 256, 403},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 257, 512, 411},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 513, 1024, 419},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 1025, 2048, 417},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 2049, 3584, 414},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 3585, 4096, 418},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 4097, 8192, 415},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 8193, 16384, 416},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 16385, 1073741824, 518},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 1, 256, 428},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F16, 257, 512, 436},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F16, 513, 1024, 444},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 1025, 2048, 442},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 2049, 3443, 439},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 3444, 4096, 443},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 4097, 8192, 440},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 8193, 16384, 441},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 16385, 1073741824, 519},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 1, 128, 453},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F32, 129, 256, 461},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 257, 512, 469},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 513, 1024, 467},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1025, 1664, 464},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1665, 2048, 468},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 2049, 4096, 465},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4097, 4864, 466},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4865, 5120, 523},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 5121, 8192, 466},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 8193, 10240, 523},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 10241, 12288, 520},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 12289, 14336, 496},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 14337, 1073741824, 520},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm_bwd", KITE_BF16, 1, 256, 524},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 257, 512, 531},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 513, 1024, 529},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1025, 1648, 526},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1649, 2048, 530},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 2049, 4096, 527},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 528},  /* layernorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 572},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 580},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_BF16, 32769, 65536, 588},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 596},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 597},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 534},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 256, 540},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 547},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1024, 545},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1025, 1648, 542},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1649, 2048, 546},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 2049, 4096, 543},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 544},  /* layernorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 575},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 583},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F16, 32769, 65536, 591},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 599},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 600},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 550},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 86, 556},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 87, 128, 557},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 256, 563},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 512, 561},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 1024, 558},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 2048, 559},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 560},  /* layernorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 578},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 16384, 586},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 16385, 32768, 594},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 32769, 65536, 602},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 131072, 603},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 566},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 244, 609},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 245, 256, 607},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 616},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 980, 629},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 981, 1024, 631},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 1960, 627},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1961, 2048, 630},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4095, 624},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4096, 4096, 628},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 5632, 620},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5633, 8192, 625},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 15360, 621},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 15361, 16384, 626},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 24576, 645},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 24577, 32768, 725},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 32769, 49152, 765},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 49153, 65536, 735},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 65537, 90112, 765},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 90113, 131072, 745},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 172032, 770},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 172033, 262144, 755},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 770},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 244, 648},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 245, 256, 646},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 655},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 938, 668},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 939, 1024, 670},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1877, 666},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1878, 2048, 669},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 3755, 663},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 3756, 4096, 667},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 5311, 659},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5312, 8192, 664},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 12097, 660},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 12098, 12633, 680},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 12634, 13776, 660},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 13777, 16384, 665},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 24576, 684},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 24577, 32768, 729},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 32769, 49152, 767},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 49153, 65536, 739},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 65537, 88751, 771},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 88752, 131072, 749},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 172032, 771},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 172033, 262144, 759},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 771},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 86, 687},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 87, 128, 685},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 694},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 707},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 692},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 824, 705},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 825, 1024, 688},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1920, 702},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1921, 2048, 689},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 2232, 713},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 2233, 4096, 703},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 699},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 775},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 5546, 699},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5547, 8192, 704},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 10172, 775},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 10173, 11584, 772},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 11585, 12288, 723},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 12289, 16383, 733},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F32, 16384, 24576, 769},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 24577, 32768, 743},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 32769, 40960, 769},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 40961, 65536, 753},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 81920, 772},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 81921, 131072, 763},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 772},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 205, 777},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 206, 256, 776},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 394, 786},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 395, 512, 784},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 782},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 778},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 783},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 779},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 780},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 781},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 32768, 840},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 850},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 101069, 851},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 101070, 131072, 860},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 861},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 787},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 188, 795},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 189, 256, 794},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 291, 804},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 292, 512, 802},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 1024, 800},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 1648, 796},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1649, 2048, 801},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 797},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 8192, 798},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 799},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 844},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 854},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 864},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 139264, 805},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 139265, 262144, 865},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 805},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 128, 812},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 165, 820},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 166, 256, 822},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 512, 818},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 1024, 814},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 815},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 816},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 8192, 817},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 10172, 823},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 10173, 16384, 848},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 20346, 823},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 20347, 32768, 858},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 868},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 869},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 823},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 256, 912},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 920},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 934},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 918},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 932},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 915},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 3921, 928},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3922, 4096, 933},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 5376, 945},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5377, 8192, 929},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 14336, 946},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 14337, 16384, 930},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 21504, 947},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 21505, 24576, 951},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
-  {"softmax", KITE_BF16, 24577, 27553, 947},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 27554, 32768, 1072},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 1074},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 1072},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 57344, 1074},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 57345, 114688, 1072},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 114689, 131072, 1053},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_BF16, 131073, 245760, 1072},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 245761, 253952, 1063},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_BF16, 253953, 1073741824, 1072},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 952},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 960},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 974},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 958},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 972},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 955},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 968},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 973},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 5311, 985},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 969},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 13776, 986},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 13777, 16384, 970},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 24195, 987},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 24196, 24576, 1077},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 27553, 987},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 27554, 32768, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 1077},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 57344, 1077},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 57345, 98304, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 98305, 101069, 1057},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F16, 101070, 114688, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 114689, 131072, 1057},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F16, 131073, 245760, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 245761, 253952, 1067},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F16, 253953, 1073741824, 1075},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 992},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 1000},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 1014},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 512, 998},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 513, 635, 1012},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 636, 1024, 995},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1025, 1535, 1008},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1536, 1920, 1013},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1921, 2048, 996},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 1009},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 6596, 1026},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 6597, 8192, 1010},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12287, 1027},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12288, 12288, 1080},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 13192, 1027},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 13193, 16384, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 1080},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 28672, 1080},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 49152, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 49153, 65536, 1061},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 65537, 106496, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 106497, 110217, 1071},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 110218, 114688, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 114689, 131072, 1071},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131073, 1073741824, 1078},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 256, 1084},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 512, 1092},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 1024, 1090},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 2048, 1086},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 1087},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 8192, 1088},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 9216, 1178},  /* softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 9217, 10623, 1089},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 10624, 11093, 1138},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 11094, 16383, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16384, 16384, 1089},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16385, 24576, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 24577, 32768, 1139},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 32769, 40960, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 40961, 57344, 1149},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_BF16, 57345, 65536, 1158},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 65537, 81920, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 81921, 131072, 1159},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 131073, 180224, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 180225, 262144, 1169},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1095},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 256, 1102},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 511, 1110},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 512, 512, 1112},  /* softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 1023, 1108},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1024, 1024, 1111},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 2047, 1104},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2048, 2048, 1109},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 1105},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 8192, 1106},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 9216, 1179},  /* softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F16, 9217, 10623, 1107},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 10624, 11264, 1142},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 11265, 24576, 1113},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 24577, 32768, 1143},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 32769, 40960, 1113},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 40961, 65536, 1162},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 65537, 81920, 1113},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 81921, 131072, 1163},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 131073, 180224, 1113},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 180225, 262144, 1173},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1113},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 128, 1120},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 129, 256, 1128},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 257, 489, 1126},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 490, 512, 1129},  /* softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 513, 980, 1122},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 981, 1024, 1127},  /* softmax_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 1123},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 4096, 1124},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 5120, 1180},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 5121, 6143, 1146},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 6144, 7936, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 7937, 8192, 1125},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 8193, 12288, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 12289, 13776, 1156},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 13777, 16384, 1147},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 16385, 19456, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 19457, 32768, 1166},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 32769, 34218, 1180},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 34219, 36864, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 36865, 61440, 1176},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 61441, 65536, 1167},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 65537, 81920, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 81921, 131072, 1177},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1131},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1, 256, 193},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 257, 512, 201},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 513, 980, 215},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 981, 1024, 217},  /* cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1025, 2047, 213},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2048, 2048, 216},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2049, 3755, 209},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 3756, 4096, 214},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 4097, 8192, 210},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 8193, 16384, 206},  /* cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_F16, 16385, 24195, 212},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 24196, 32768, 218},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 32769, 38912, 248},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 38913, 1073741824, 218},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1, 128, 220},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 129, 256, 228},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 257, 394, 242},  /* cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 395, 512, 226},  /* cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 513, 824, 240},  /* cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 825, 1024, 223},  /* cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1025, 1511, 236},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1512, 1920, 241},  /* cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1921, 2048, 224},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 2049, 3840, 237},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 3841, 4096, 225},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 4097, 4864, 233},  /* cross_entropy_bwd_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_F32, 4865, 5120, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 5121, 8192, 238},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 8193, 10240, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 10241, 10752, 239},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 10753, 11264, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 11265, 12287, 239},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 12288, 13776, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 13777, 16384, 239},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 16385, 22528, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 22529, 24576, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 24577, 30720, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 30721, 32768, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 32769, 38912, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 38913, 40960, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 40961, 45056, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 45057, 49152, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 49153, 52772, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 52773, 57344, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 57345, 61440, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 61441, 65536, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 65537, 69632, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 69633, 73728, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 73729, 77824, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 77825, 81920, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 81921, 86016, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 86017, 90112, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 90113, 92681, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 92682, 98304, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 98305, 101069, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 101070, 106496, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 106497, 110217, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 110218, 1073741824, 245},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1, 256, 406},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 257, 512, 414},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 513, 1024, 422},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1025, 2048, 420},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 2049, 3584, 417},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 3585, 4096, 421},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 4097, 8192, 418},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 8193, 16384, 419},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 16385, 1073741824, 521},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 1, 256, 431},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F16, 257, 512, 439},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 513, 1024, 447},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1025, 2048, 445},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 2049, 3443, 442},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 3444, 4096, 446},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 4097, 8192, 443},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 8193, 16384, 444},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 16385, 1073741824, 522},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 1, 128, 456},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F32, 129, 256, 464},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 257, 512, 472},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 513, 1024, 470},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1025, 1664, 467},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1665, 2048, 471},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 2049, 4096, 468},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4097, 4864, 469},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4865, 5120, 526},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 5121, 8192, 469},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 8193, 10240, 526},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 10241, 12288, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 12289, 14336, 499},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 14337, 1073741824, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 256, 527},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 257, 512, 534},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 513, 1024, 532},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1025, 1648, 529},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1649, 2048, 533},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 2049, 4096, 530},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 531},  /* layernorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 575},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 583},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_BF16, 32769, 65536, 591},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 599},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 600},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 537},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 256, 543},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 550},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1024, 548},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1025, 1648, 545},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1649, 2048, 549},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 2049, 4096, 546},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 547},  /* layernorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 578},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 586},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F16, 32769, 65536, 594},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 602},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 603},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 553},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 86, 559},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 87, 128, 560},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 256, 566},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 512, 564},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 1024, 561},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 2048, 562},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 563},  /* layernorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 581},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 16384, 589},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 16385, 32768, 597},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 32769, 65536, 605},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 131072, 606},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 569},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 244, 612},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 245, 256, 610},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 619},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 980, 632},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 981, 1024, 634},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 1960, 630},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1961, 2048, 633},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4095, 627},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4096, 4096, 631},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 5632, 623},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5633, 8192, 628},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 15360, 624},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 15361, 16384, 629},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 24576, 648},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 24577, 32768, 728},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 32769, 49152, 768},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 49153, 65536, 738},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 65537, 90112, 768},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 90113, 131072, 748},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 172032, 773},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 172033, 262144, 758},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 773},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 244, 651},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 245, 256, 649},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 658},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 938, 671},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 939, 1024, 673},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1877, 669},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1878, 2048, 672},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 3755, 666},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3756, 4096, 670},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 5311, 662},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5312, 8192, 667},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 12097, 663},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 12098, 12633, 683},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 12634, 13776, 663},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 13777, 16384, 668},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 24576, 687},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 24577, 32768, 732},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 32769, 49152, 770},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 49153, 65536, 742},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 65537, 88751, 774},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 88752, 131072, 752},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 172032, 774},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 172033, 262144, 762},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 774},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 86, 690},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 87, 128, 688},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 697},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 710},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 695},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 824, 708},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 825, 1024, 691},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1920, 705},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1921, 2048, 692},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 2232, 716},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 2233, 4096, 706},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 702},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 778},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 5546, 702},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5547, 8192, 707},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 10172, 778},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 10173, 11584, 775},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 11585, 12288, 726},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 12289, 16383, 736},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F32, 16384, 24576, 772},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 24577, 32768, 746},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 32769, 40960, 772},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 40961, 65536, 756},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 81920, 775},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 81921, 131072, 766},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 775},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 205, 780},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 206, 256, 779},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 394, 789},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 395, 512, 787},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 785},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 781},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 786},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 782},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 783},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 784},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 32768, 843},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 853},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 101069, 854},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 101070, 131072, 863},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 864},  /* rmsnorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 790},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 188, 798},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 189, 256, 797},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 291, 807},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 292, 512, 805},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 803},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1648, 799},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1649, 2048, 804},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 800},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 8192, 801},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 802},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 847},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 857},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 867},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 139264, 808},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 139265, 262144, 868},  /* rmsnorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 808},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 128, 815},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 165, 823},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 166, 256, 825},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 821},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 817},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 818},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 819},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 8192, 820},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 10172, 826},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 10173, 16384, 851},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 20346, 826},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 20347, 32768, 861},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 871},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 872},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 826},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 256, 915},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 923},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 937},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 921},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 935},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 918},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 3921, 931},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3922, 4096, 936},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 5376, 948},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5377, 8192, 932},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 14336, 949},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 14337, 16384, 933},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 21504, 950},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 21505, 24576, 954},  /* softmax_bf16_stream_t512_r1_n2_v16_c0_p4 */
+  {"softmax", KITE_BF16, 24577, 27553, 950},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 27554, 32768, 1075},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 1077},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 1075},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 57344, 1077},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 57345, 114688, 1075},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 114689, 131072, 1056},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_BF16, 131073, 245760, 1075},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 245761, 253952, 1066},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_BF16, 253953, 1073741824, 1075},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 955},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 963},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 977},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 961},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 975},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 958},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 971},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 976},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 5311, 988},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 972},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 13776, 989},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 13777, 16384, 973},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 24195, 990},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 24196, 24576, 1080},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 27553, 990},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 27554, 32768, 1078},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 1080},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 1078},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 57344, 1080},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 57345, 98304, 1078},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 98305, 101069, 1060},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F16, 101070, 114688, 1078},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 114689, 131072, 1060},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F16, 131073, 245760, 1078},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 245761, 253952, 1070},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F16, 253953, 1073741824, 1078},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 995},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 1003},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 1017},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 512, 1001},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 513, 635, 1015},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 636, 1024, 998},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1025, 1535, 1011},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1536, 1920, 1016},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1921, 2048, 999},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 1012},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 6596, 1029},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 6597, 8192, 1013},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12287, 1030},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12288, 12288, 1083},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 13192, 1030},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 13193, 16384, 1081},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 1083},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 1081},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 28672, 1083},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 49152, 1081},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 49153, 65536, 1064},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 65537, 106496, 1081},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 106497, 110217, 1074},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 110218, 114688, 1081},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 114689, 131072, 1074},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131073, 1073741824, 1081},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 256, 1087},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 512, 1095},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1024, 1093},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 2048, 1089},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 1090},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 8192, 1091},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 9216, 1181},  /* softmax_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 9217, 10623, 1092},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 10624, 11093, 1141},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 11094, 16383, 1098},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16384, 16384, 1092},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16385, 24576, 1098},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 24577, 32768, 1142},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 32769, 40960, 1098},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 40961, 57344, 1152},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_BF16, 57345, 65536, 1161},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 65537, 81920, 1098},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 81921, 131072, 1162},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 131073, 180224, 1098},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 180225, 262144, 1172},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1098},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 256, 1105},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 511, 1113},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 512, 512, 1115},  /* softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 1023, 1111},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1024, 1024, 1114},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 2047, 1107},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2048, 2048, 1112},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 1108},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 8192, 1109},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 9216, 1182},  /* softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F16, 9217, 10623, 1110},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 10624, 11264, 1145},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 11265, 24576, 1116},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 24577, 32768, 1146},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 32769, 40960, 1116},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 40961, 65536, 1165},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 65537, 81920, 1116},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 81921, 131072, 1166},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 131073, 180224, 1116},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 180225, 262144, 1176},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1116},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 128, 1123},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 129, 256, 1131},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 257, 489, 1129},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 490, 512, 1132},  /* softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 513, 980, 1125},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 981, 1024, 1130},  /* softmax_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 1126},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 4096, 1127},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 5120, 1183},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 5121, 6143, 1149},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 6144, 7936, 1134},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 7937, 8192, 1128},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 8193, 12288, 1134},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 12289, 13776, 1159},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 13777, 16384, 1150},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 16385, 19456, 1134},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 19457, 32768, 1169},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 32769, 34218, 1183},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 34219, 36864, 1134},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 36865, 61440, 1179},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 61441, 65536, 1170},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 65537, 81920, 1134},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 81921, 131072, 1180},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1134},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 const int32_t kite_row_spans_len = 530;

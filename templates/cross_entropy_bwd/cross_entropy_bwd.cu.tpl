@@ -59,14 +59,15 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_bwd(const
     });
     return;
   }
-  for_row_blocks(a, [&](place_t p) {
+  // rows, or pieces of rows (split variants): no reduction over the row
+  for_row_pieces(a, [&](place_t p, int c0, int c1) {
     if (!p.live) return;
     const elem_t *x = row_in(a.x, a.ldx, p);
     elem_t *dx = row_out(a.y, a.ldy, p);
     const grad_t g = row_grad(a, p.row);
     raw_t r[kNv];
     // one pass; each thread reads its accesses before it writes them, so dx may be x
-    for (int c = 0; c * kChunk < n; ++c) {
+    for (int c = c0; c < c1; ++c) {
       load_chunk(x, c * kChunk, p.t, n, r);
       chunk_dx(r, c * kChunk, p.t, n, g, dx);
     }

@@ -39,6 +39,7 @@ function M.axes()
     cache = { 0, 3, 6 },
     pipe = { 1, 2, 4 },
     cluster = { 1, 2, 4, 8, 16 },
+    split = { 0, 4 },   -- chunks of a streaming row one CTA takes (0: the whole row)
   }
 end
 
@@ -161,7 +162,7 @@ M.OPS = {
   -- one pass over x, no reduction: register rows (a whole row block's loads
   -- out at once) or plain streaming
   cross_entropy_bwd = { two_pass = false, stream_operands = 1, occupancy = 1024, bulk_first = {},
-                        modes = { reg = true, loop = true }, no_cluster = true },
+                        modes = { reg = true, loop = true }, no_cluster = true, split = true },
   -- x and the residual per row, w shared: register rows of up to two
   -- accesses per operand, or streaming (the second pass from h or x + res)
   rmsnorm_res = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
@@ -231,9 +232,12 @@ local function cluster_ok(p)
   return shape and p.mode == "reg" and p.pipe == 1
 end
 
--- What an op's options leave of the space.
+-- What an op's options leave of the space.  Split rows: plain streaming of
+-- an op with no reduction over the row (opts.split), whose long rows then
+-- make many CTAs of a few chunks each instead of a last wave of few rows.
 local function op_allows(p, opts)
   if opts.modes and not opts.modes[p.mode] then return false end
+  if p.split > 0 and not (opts.split and p.mode == "loop" and p.access == "v16") then return false end
   if M.staged(p) then
     if opts.staged_pipe and p.pipe ~= opts.staged_pipe then return false end
   elseif opts.pipe_max and p.pipe > opts.pipe_max then
@@ -349,18 +353,19 @@ function M.meta(p, opts)
     return { n_min = n_min, n_max = M.chunk(p), align = 16, rank = reg_rank(p, opts), n_step = step }
   end
   if p.access == "v16" then
-    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = 2, n_step = step }
+    return { n_min = 1, n_max = M.N_MAX, align = 16, rank = p.split > 0 and 6 or 2, n_step = step }
   end
   return { n_min = 1, n_max = M.N_MAX, align = size, rank = 5, n_step = step }
 end
 
 M.PIPE_BYTES = 64   -- most data a pipelining thread holds: more spills at 64 registers
 
--- Names: the cluster a suffix, absent without one.
+-- Names: the cluster and the split suffixes, absent without them.
 function M.name(op)
   return function(p)
-    return string.format("%s_%s_%s_t%d_r%d_n%d_%s_c%d_p%d%s", op, p.dtype, p.mode, p.threads, p.rows,
-                         p.nv, p.access, p.cache, p.pipe, p.cluster > 1 and "_x" .. p.cluster or "")
+    return string.format("%s_%s_%s_t%d_r%d_n%d_%s_c%d_p%d%s%s", op, p.dtype, p.mode, p.threads, p.rows,
+                         p.nv, p.access, p.cache, p.pipe, p.cluster > 1 and "_x" .. p.cluster or "",
+                         p.split > 0 and "_s" .. p.split or "")
   end
 end
 
@@ -407,6 +412,7 @@ constexpr int kPipe = %d;               // row blocks a CTA has in flight (> 1: 
 constexpr int kCacheChunks = %d;        // chunks the output pass rereads from shared memory
 constexpr bool kTwoPass = %s;         // the op reads the row a second time for its output
 constexpr int kWeightRows = %d;         // weight rows (w, b) kept in dynamic shared memory
+constexpr int kSplitChunks = %d;        // chunks of a streaming row one CTA takes (0: the whole row)
 // A grid of as many CTAs (clusters) as fit the GPU at once, each walking row
 // blocks: when it prefetches, when a CTA of one row copies weight rows into
 // shared memory, so that it does so once, not once per row (w and b are twice
@@ -417,7 +423,7 @@ constexpr int kWeightRows = %d;         // weight rows (w, b) kept in dynamic sh
 constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kRows == 1);
 ]], d.ctype, p.threads, p.cluster, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
     M.staged_ops(p, opts), M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass),
-    (opts.dynamic_w and M.resident(p)) and opts.shared_w or 0))
+    (opts.dynamic_w and M.resident(p)) and opts.shared_w or 0, p.split))
   add(d.convert())
   add(d.words())
   add(ptx.helpers({ "SMEM", "CLUSTER", "PREFETCH" }))
@@ -525,7 +531,7 @@ function M.launcher(name, kernel)
 extern "C" cudaError_t kite_v_%s(const void *args, cudaStream_t stream)
 {
   const kite_row_args *a = static_cast<const kite_row_args *>(args);
-  const int64_t blocks = (a->M + kRows - 1) / kRows;
+  const int64_t blocks = (a->M + kRows - 1) / kRows * row_splits(a->N);
   cudaError_t e = prepare_kernel(%s, kDynSmem);
   if (e != cudaSuccess) return e;
   int64_t limit = kMaxGrid / kCluster;   // in clusters, like blocks
@@ -738,6 +744,14 @@ __device__ __forceinline__ void store_partial(float *part, int n)
 
 M.DEVICE = [[
 constexpr int64_t kMaxGrid = 2147483647;
+
+// The CTAs (clusters) a row block takes: one, or for split rows one per
+// kSplitChunks chunks of a row of n.
+__host__ __device__ __forceinline__ int64_t row_splits(int64_t n)
+{
+  constexpr int64_t span = (int64_t)(kSplitChunks > 0 ? kSplitChunks : 1) * kChunk;
+  return kSplitChunks > 0 ? (n + span - 1) / span : 1;
+}
 constexpr float kLog2e = 1.4426950408889634f;
 
 // kVec elements as loaded (one 16-byte access, or one element), held as
@@ -1339,6 +1353,21 @@ __device__ __forceinline__ void for_row_blocks(const kite_row_args &a, F body)
   for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
     body(place(b, a.M));
     if (b + gridDim.x < blocks) __syncthreads();
+  }
+}
+
+// Runs body(place, c0, c1) for each piece of a row block this CTA owns:
+// chunks c0 up to c1 of its rows (all of them unless rows are split), pieces
+// blockIdx.x, + gridDim.x, ...  No barrier between pieces: for ops without a
+// reduction over the row.
+template <typename F>
+__device__ __forceinline__ void for_row_pieces(const kite_row_args &a, F body)
+{
+  const int64_t splits = row_splits(a.N), pieces = (a.M + kRows - 1) / kRows * splits;
+  const int chunks = (int)((a.N + kChunk - 1) / kChunk);
+  for (int64_t b = blockIdx.x; b < pieces; b += gridDim.x) {
+    const int c0 = kSplitChunks * (int)(b % splits);
+    body(place(b / splits, a.M), c0, kSplitChunks == 0 || c0 + kSplitChunks > chunks ? chunks : c0 + kSplitChunks);
   }
 }
 ]]
