@@ -24,7 +24,7 @@
 #                                            case tested, SASS, tuned into the table, torch.compile
 #                                            (KITE_ONLY='a*' builds them alone; see ops() below)
 #   bash bench/device_run.sh clusters        every cluster-row variant tested, then timed at 64 K - 256 K
-#   bash bench/device_run.sh bulk            every bulk-row variant tested, then timed at 4 K - 256 K
+#   bash bench/device_run.sh bulk            session 16's bulk and split rows tested, then timed at 4 K - 256 K
 #   KITE_NCU_OP=op KITE_NCU_N=n bash bench/device_run.sh ncurow   ncu of the dispatched variant, one launch
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
@@ -487,42 +487,44 @@ clusters() {
   grep -E " [=*] " "$OUT/variants.txt" | awk '{ printf "%-14s %6s %s %-48s %8s %6s\n", $1, $4, $5, $6, $7, $8 }'
 }
 
-# Session 17 (written in session 16 without a GPU, not yet run): the bulk
-# rows, whose row blocks land in shared-memory stages by bulk copies: every
-# bulk variant of the seven ops that have them tested (one process per op and
-# dtype; new in session 16: cluster bulk rows, the two-operand ops' bulk rows),
-# LDL/STL in their SASS, then every variant of those ops timed at N = 4 K to
-# 256 K (bf16, M*N = 2^28), and per op and N the dispatched variant against
-# the fastest and the fastest bulk one.  KITE_BULK_TEST_S: seconds a process (240).
+# Session 17 (written in session 16 without a GPU, not yet run): the row
+# variants new in session 16, bulk rows of the seven ops that have them (row
+# blocks landing in shared-memory stages by bulk copies; new: cluster bulk
+# rows, the two-operand ops' bulk rows) and cross_entropy_bwd's split rows
+# (_s4), tested (one process per op and dtype), LDL/STL in their SASS, then
+# every variant of those ops timed at N = 4 K to 256 K (bf16, M*N = 2^28),
+# and per op and N the dispatched variant against the fastest and the
+# fastest new one.  KITE_BULK_TEST_S: seconds a process (240).
 bulk() {
-  local t0=$(date +%s) op dt ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd
+  local t0=$(date +%s) op dt glob ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd
   mkdir -p /tmp/bk; rm -f /tmp/bk/t.*.log
-  for op in ${ops//,/ }; do
+  for op in ${ops//,/ } cross_entropy_bwd; do
+    glob=bulk_*; [ $op = cross_entropy_bwd ] && glob=*_s4
     for dt in bf16 f16 f32; do
-      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_bulk_*" timeout ${KITE_BULK_TEST_S:-240} \
+      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_$glob" timeout ${KITE_BULK_TEST_S:-240} \
         build/$(op_binary $op) >/tmp/bk/t.$op.$dt.log 2>&1 &
     done
   done
-  ls build/obj/*/*_bulk_*.o >/tmp/bk/objs.txt
+  ls build/obj/*/*_bulk_*.o build/obj/*/*_s4.o >/tmp/bk/objs.txt
   xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' \
     </tmp/bk/objs.txt >"$OUT/bulk_ldl.txt"
   wait
   cat /tmp/bk/t.*.log >"$OUT/bulk_tests.log"
   { echo "---- bulk variants tested in $(ls /tmp/bk/t.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s"
     checks_total "$OUT/bulk_tests.log"
-    echo "processes done: $(procs_done "$OUT/bulk_tests.log"); variants run: $(variants_run "$OUT/bulk_tests.log") of $(grep -c _bulk_ out/manifest.tsv)"
+    echo "processes done: $(procs_done "$OUT/bulk_tests.log"); variants run: $(variants_run "$OUT/bulk_tests.log") of $(grep -cE '_bulk_|_s4\b' out/manifest.tsv)"
     grep -E ":[EF]:|crashed" "$OUT/bulk_tests.log" | cut -c1-300 | head -8
-    echo "bulk objects with LDL/STL in SASS: $(wc -l <"$OUT/bulk_ldl.txt") of $(wc -l </tmp/bk/objs.txt)"; } | tee -a "$OUT/summary.txt"
-  timeout $(( 575 - ($(date +%s) - T0) )) build/kite-bench --quick --variants --op $ops \
+    echo "new objects with LDL/STL in SASS: $(wc -l <"$OUT/bulk_ldl.txt") of $(wc -l </tmp/bk/objs.txt)"; } | tee -a "$OUT/summary.txt"
+  timeout $(( 575 - ($(date +%s) - T0) )) build/kite-bench --quick --variants --op $ops,cross_entropy_bwd \
     --n 4096,16384,65536,131072,262144 >"$OUT/variants.txt" 2>&1
   echo "kite-bench --variants rc=$? ($(( $(date +%s) - T0 )) s)"
-  # op N: dispatched TB/s (variant), fastest, fastest bulk
+  # op N: dispatched TB/s (variant), fastest, fastest new (bulk or split)
   awk '$5 == "=" { d[$1 " " $4] = $8; dv[$1 " " $4] = $6; next }
        $4 ~ /^[0-9]+$/ && $5 != "FAILED" { k = $1 " " $4; v = $5; t = $7
          if ($5 == "*") { v = $6; t = $8 }
          if (t + 0 > best[k]) { best[k] = t + 0; bv[k] = v }
-         if (v ~ /_bulk_/ && t + 0 > bb[k]) { bb[k] = t + 0; bbv[k] = v } }
-       END { for (k in d) printf "%-22s dispatched %6s %-40s best %6s %-40s bulk %6s %s\n", k, d[k], dv[k],
+         if (v ~ /_bulk_|_s4$/ && t + 0 > bb[k]) { bb[k] = t + 0; bbv[k] = v } }
+       END { for (k in d) printf "%-22s dispatched %6s %-40s best %6s %-40s new %6s %s\n", k, d[k], dv[k],
                                   best[k], bv[k], bb[k], bbv[k] }' "$OUT/variants.txt" | sort -k1,1 -k2n | tee -a "$OUT/summary.txt"
 }
 
