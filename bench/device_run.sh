@@ -25,6 +25,7 @@
 #                                            (KITE_ONLY='a*' builds them alone; see ops() below)
 #   bash bench/device_run.sh clusters        every cluster-row variant tested, then timed at 64 K - 256 K
 #   bash bench/device_run.sh bulk            session 16's bulk and split rows tested, then timed at 4 K - 256 K
+#   bash bench/device_run.sh timers          kite-bench and vs_torch.py on the same bwd ops at 256 K, in turn
 #   KITE_NCU_OP=op KITE_NCU_N=n bash bench/device_run.sh ncurow   ncu of the dispatched variant, one launch
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
@@ -528,6 +529,20 @@ bulk() {
                                   best[k], bv[k], bb[k], bbv[k] }' "$OUT/variants.txt" | sort -k1,1 -k2n | tee -a "$OUT/summary.txt"
 }
 
+# Session 17 (written in session 16, not yet run): in session 15 vs_torch.py
+# timed layernorm_bwd and rmsnorm_bwd at N = 256 K 7-10% slower than
+# kite-bench did (same variants; softmax_bwd, with no partial rows, alike).
+# Both timers back to back, twice each, kite alone (no torch.compile).
+timers() {
+  local op k
+  for op in layernorm_bwd rmsnorm_bwd softmax_bwd; do
+    for k in 1 2; do
+      timeout 60 build/kite-bench --op $op --n 262144 2>&1 | grep -E "^$op " | sed 's/^/kite-bench /'
+      timeout 90 python3 bench/vs_torch.py --no-compile --op $op --n 262144 2>&1 | grep -E "^$op " | sed 's/^/vs_torch   /'
+    done
+  done | tee -a "$OUT/summary.txt"
+}
+
 # Session 16 (written in session 15, not yet run): one launch of the variant
 # kite dispatches for KITE_NCU_OP at N = KITE_NCU_N (bf16, M*N = 2^28) under
 # ncu, with the sections that say where a row's time goes (stall reasons,
@@ -571,5 +586,6 @@ case $stage in
   clusters) clusters ;;
   ncurow) ncurow ;;
   bulk) bulk ;;
+  timers) timers ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac
