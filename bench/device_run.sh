@@ -492,18 +492,25 @@ clusters() {
 # variants new in session 16, bulk rows of the seven ops that have them (row
 # blocks landing in shared-memory stages by bulk copies; new: cluster bulk
 # rows, the two-operand ops' bulk rows) and cross_entropy_bwd's split rows
-# (_s4), tested (one process per op and dtype), LDL/STL in their SASS, then
-# every variant of those ops timed at N = 4 K to 256 K (bf16, M*N = 2^28),
-# and per op and N the dispatched variant against the fastest and the
-# fastest new one.  KITE_BULK_TEST_S: seconds a process (240).
+# (_s4), tested by name, LDL/STL in their SASS.  A process per op, dtype and
+# kind (cluster rows, whose references are long, apart from the others):
+# session 15's cluster tests took ~25 s a variant, so a process of 8 needs
+# ~200 s of a 16-core machine shared by ~38.  KITE_BULK_TEST_S: seconds a
+# process (400).  With a minute left, every variant of those ops is timed at
+# N = 4 K to 256 K (bf16, M*N = 2^28): per op and N the dispatched variant,
+# the fastest and the fastest new one.  tuneall times them all anyway.
 bulk() {
-  local t0=$(date +%s) op dt glob ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd
+  local t0=$(date +%s) op dt kind glob ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd
   mkdir -p /tmp/bk; rm -f /tmp/bk/t.*.log
   for op in ${ops//,/ } cross_entropy_bwd; do
-    glob=bulk_*; [ $op = cross_entropy_bwd ] && glob=*_s4
     for dt in bf16 f16 f32; do
-      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_$glob" timeout ${KITE_BULK_TEST_S:-240} \
-        build/$(op_binary $op) >/tmp/bk/t.$op.$dt.log 2>&1 &
+      for kind in rows clusters; do
+        glob=bulk_*_p[24]; [ $kind = clusters ] && glob=bulk_*_x*
+        [ $op = cross_entropy_bwd ] && { [ $kind = clusters ] && continue; glob=*_s4; }
+        [ $dt = f32 ] && [ $kind = clusters ] && continue   # bulk cluster rows are 16-bit only
+        CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_$glob" timeout ${KITE_BULK_TEST_S:-400} \
+          build/$(op_binary $op) >/tmp/bk/t.$op.$dt.$kind.log 2>&1 &
+      done
     done
   done
   ls build/obj/*/*_bulk_*.o build/obj/*/*_s4.o >/tmp/bk/objs.txt
@@ -511,12 +518,15 @@ bulk() {
     </tmp/bk/objs.txt >"$OUT/bulk_ldl.txt"
   wait
   cat /tmp/bk/t.*.log >"$OUT/bulk_tests.log"
-  { echo "---- bulk variants tested in $(ls /tmp/bk/t.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s"
+  { echo "---- bulk and split variants tested in $(ls /tmp/bk/t.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s"
     checks_total "$OUT/bulk_tests.log"
     echo "processes done: $(procs_done "$OUT/bulk_tests.log"); variants run: $(variants_run "$OUT/bulk_tests.log") of $(grep -cE '_bulk_|_s4\b' out/manifest.tsv)"
     grep -E ":[EF]:|crashed" "$OUT/bulk_tests.log" | cut -c1-300 | head -8
+    for f in /tmp/bk/t.*.log; do grep -qE '^[0-9]+%: Checks' $f || echo "cut: $(basename $f .log)"; done
     echo "new objects with LDL/STL in SASS: $(wc -l <"$OUT/bulk_ldl.txt") of $(wc -l </tmp/bk/objs.txt)"; } | tee -a "$OUT/summary.txt"
-  timeout $(( 575 - ($(date +%s) - T0) )) build/kite-bench --quick --variants --op $ops,cross_entropy_bwd \
+  local left=$(( 575 - ($(date +%s) - T0) ))
+  [ $left -lt 60 ] && { echo "no time left to time the variants ($left s)"; return; }
+  timeout $left build/kite-bench --quick --variants --op $ops,cross_entropy_bwd \
     --n 4096,16384,65536,131072,262144 >"$OUT/variants.txt" 2>&1
   echo "kite-bench --variants rc=$? ($(( $(date +%s) - T0 )) s)"
   # op N: dispatched TB/s (variant), fastest, fastest new (bulk or split)
