@@ -730,6 +730,43 @@ START_TEST(dispatch_facts_of_the_committed_space)
 }
 END_TEST
 
+/* Rank 6 (rowops.lua) holds the row variants measured slower or not yet
+   measured (session 16's bulk cluster rows, the backward ops' bulk rows,
+   split rows): only a tuned rule or span may send a problem to them, never
+   the heuristic, at any N or alignment, for any row op in the table. */
+#define ROW_RANK_TUNED_ONLY 6
+START_TEST(heuristic_never_picks_tuned_only_variants)
+{
+  int picked = 0, pairs = 0;
+  const struct kite_variant *seen[64];   /* one variant of each (op, dtype) walked */
+  for (int32_t i = 0; i < kite_variants_len; i++) {
+    const struct kite_variant *op = &kite_variants[i];
+    int known = op->tile_m != 0;   /* gemm: not a row op */
+    for (int q = 0; q < pairs && !known; q++) known = strcmp(seen[q]->op, op->op) == 0 && seen[q]->dtype == op->dtype;
+    if (known) continue;
+    ck_assert_int_lt(pairs, 64);
+    seen[pairs++] = op;
+    const int32_t aligns[2] = { (int32_t)kt_dtype_size(op->dtype), 16 };
+    for (int k = 0; k < 2; k++)
+      for (int64_t p = 1; p <= ROW_N_MAX; p *= 2) {
+        const int64_t ns[3] = { p - 1, p, p + p / 2 + 1 };
+        for (int j = 0; j < 3; j++) {
+          if (ns[j] < 1 || ns[j] > ROW_N_MAX) continue;
+          const struct kite_variant *v = kite__row_heuristic(kite_variants, kite_variants_len, op->op, op->dtype,
+                                                             ns[j], aligns[k]);
+          ck_assert_msg(v != NULL, "%s %s N=%lld align %d: nothing", op->op, kt_dtype_name(op->dtype),
+                        (long long)ns[j], (int)aligns[k]);
+          ck_assert_msg(v->rank < ROW_RANK_TUNED_ONLY, "%s %s N=%lld align %d: %s (rank %d)", op->op,
+                        kt_dtype_name(op->dtype), (long long)ns[j], (int)aligns[k], v->name, (int)v->rank);
+          picked++;
+        }
+      }
+  }
+  ck_assert_int_ge(pairs, 27);   /* nine row ops, three dtypes each */
+  ck_assert_int_gt(picked, 1000);
+}
+END_TEST
+
 /* What the entry point sees of a layout: an odd bf16 stride leaves 2-byte
    alignment, and that must still find a variant (the element-wise one). */
 START_TEST(odd_stride_dispatches_to_the_element_wise_variant)
@@ -2102,6 +2139,7 @@ int main(void)
   tc = tcase_create("dispatch");
   tcase_add_loop_test(tc, dispatch_picks_lowest_rank_then_tightest_range, 0, OP_COUNT * 3);
   tcase_add_test(tc, dispatch_facts_of_the_committed_space);
+  tcase_add_test(tc, heuristic_never_picks_tuned_only_variants);
   tcase_add_test(tc, odd_stride_dispatches_to_the_element_wise_variant);
   tcase_add_test(tc, align_of_is_the_lowest_common_power_of_two);
   tcase_add_test(tc, explain_arguments);
