@@ -45,6 +45,8 @@ bargs=; [ "$mode" = quick ] && bargs=--quick
 checks_total() { grep -E "^[0-9]+%: Checks" "$1" | awk '{ c += $3; f += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, f, e }'; }
 procs_done() { grep -cE '^[0-9]+%: Checks' "$1"; }
 variants_run() { grep -cE 'shapes, worst|^variant .*; worst' "$1"; }
+# Of the objects named on stdin, those whose SASS uses local memory (LDL/STL), 4 dumps at a time.
+with_ldl() { xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"'; }
 
 build() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
@@ -242,11 +244,10 @@ rowsall() {
 
 # Local-memory instructions (spills, stack) in the row kernels' SASS.
 row_sass() {
-  local o
-  for o in $(for op in $(row_ops); do ls build/obj/$op/*.o; done); do
-    cuobjdump --dump-sass "$o" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "$o"
-  done >/tmp/row_ldl.txt
-  echo "row objects with LDL/STL in SASS: $(wc -l </tmp/row_ldl.txt) of $(for op in $(row_ops); do ls build/obj/$op/*.o; done | wc -l)"
+  local op
+  for op in $(row_ops); do ls build/obj/$op/*.o; done >/tmp/row_objs.txt
+  with_ldl </tmp/row_objs.txt >/tmp/row_ldl.txt
+  echo "row objects with LDL/STL in SASS: $(wc -l </tmp/row_ldl.txt) of $(wc -l </tmp/row_objs.txt)"
   head -5 /tmp/row_ldl.txt
 }
 
@@ -371,8 +372,7 @@ ops() {
     done
   fi
   for op in ${list//,/ }; do ls build/obj/$op/*.o; done >"$OUT/objs.txt"
-  xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' \
-    <"$OUT/objs.txt" >"$OUT/ldl.txt"
+  with_ldl <"$OUT/objs.txt" >"$OUT/ldl.txt"
   wait
   cat "$OUT"/t.*.log >"$OUT/tests.log"
   local procs=$(ls "$OUT"/t.*.log | wc -l)
@@ -514,8 +514,7 @@ bulk() {
     done
   done
   ls build/obj/*/*_bulk_*.o build/obj/*/*_s4.o >/tmp/bk/objs.txt
-  xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' \
-    </tmp/bk/objs.txt >"$OUT/bulk_ldl.txt"
+  with_ldl </tmp/bk/objs.txt >"$OUT/bulk_ldl.txt"
   wait
   cat /tmp/bk/t.*.log >"$OUT/bulk_tests.log"
   { echo "---- bulk and split variants tested in $(ls /tmp/bk/t.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s"
