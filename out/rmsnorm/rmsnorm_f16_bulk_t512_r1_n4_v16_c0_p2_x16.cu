@@ -660,25 +660,31 @@ __device__ __forceinline__ const elem_t *staged_row(const kite_row_args &a, int 
   return static_cast<const elem_t *>(base[q]) + row * ld[q];
 }
 
-// A CTA copies its part of each staged row as kPieces pieces of kPieceRaw
-// accesses: the whole chunk at once in a CTA of its own, else its slice of
-// each access j of the row's threads (j * kRowThreads + rank * kThreads on).
-constexpr int kPieces = kCluster == 1 ? 1 : kNv;
-constexpr int kPieceRaw = kCtaSlot / kPieces;
+// A CTA copies its part of each staged row in kCopies bulk copies of up to
+// kCopyRaw accesses: the whole chunk at once in a CTA of its own, else its
+// slice of each access j of the row's threads (j * kRowThreads + rank *
+// kThreads on).
+constexpr int kCopies = kCluster == 1 ? 1 : kNv;
+constexpr int kCopyRaw = kCtaSlot / kCopies;
 
-// First element of piece j of this CTA's part of a row.
-__device__ __forceinline__ int piece_start(int j)
+// The copies of this CTA's part of a row of n: the element each starts at,
+// and its bytes, the copy's whole accesses (the tail access, under 16 bytes,
+// its thread reads from global memory); total, their sum.
+struct copies_t { int start[kCopies]; uint32_t bytes[kCopies], total; };
+
+__device__ __forceinline__ copies_t cta_copies(int n)
 {
   const int rank = kCluster > 1 ? (int)cluster_rank() : 0;
-  return (j * kRowThreads + rank * kThreads) * kVec;
-}
-
-// Bytes of piece j in a row of n: its whole accesses (the tail access, under
-// 16 bytes, its thread reads from global memory).
-__device__ __forceinline__ uint32_t piece_bytes(int n, int j)
-{
-  const int whole = (n - piece_start(j)) / kVec;
-  return (uint32_t)(whole < 0 ? 0 : whole < kPieceRaw ? whole : kPieceRaw) * (uint32_t)sizeof(raw_t);
+  copies_t c;
+  c.total = 0;
+#pragma unroll
+  for (int j = 0; j < kCopies; ++j) {
+    c.start[j] = (j * kRowThreads + rank * kThreads) * kVec;
+    const int whole = (n - c.start[j]) / kVec;
+    c.bytes[j] = (uint32_t)(whole < 0 ? 0 : whole < kCopyRaw ? whole : kCopyRaw) * (uint32_t)sizeof(raw_t);
+    c.total += c.bytes[j];
+  }
+  return c;
 }
 
 // Thread 0 only: copies the CTA's part of the rows of `block` (each staged
@@ -687,22 +693,18 @@ __device__ __forceinline__ uint32_t piece_bytes(int n, int j)
 __device__ __forceinline__ void stage_issue(const kite_row_args &a, int64_t block, int s)
 {
   const int64_t first = block * kRows;
-  const int rows = (int)(a.M - first < kRows ? a.M - first : kRows), n = (int)a.N;
-  uint32_t bytes = 0;
-#pragma unroll
-  for (int j = 0; j < kPieces; ++j) bytes += piece_bytes(n, j);
-  mbar_arrive_expect_tx(&stage_full[s], bytes * (uint32_t)(rows * kStagedOps));
-  if (bytes == 0) return;
+  const int rows = (int)(a.M - first < kRows ? a.M - first : kRows);
+  const copies_t c = cta_copies((int)a.N);
+  mbar_arrive_expect_tx(&stage_full[s], c.total * (uint32_t)(rows * kStagedOps));
+  if (c.total == 0) return;
 #pragma unroll
   for (int q = 0; q < kStagedOps; ++q)
     for (int r = 0; r < rows; ++r) {
       raw_t *dst = stage_at(s) + (q * kRows + r) * kCtaSlot;
       const elem_t *src = staged_row(a, q, first + r);
 #pragma unroll
-      for (int j = 0; j < kPieces; ++j) {
-        const uint32_t b = piece_bytes(n, j);
-        if (b) bulk_load(dst + j * kPieceRaw, src + piece_start(j), b, &stage_full[s]);
-      }
+      for (int j = 0; j < kCopies; ++j)
+        if (c.bytes[j]) bulk_load(dst + j * kCopyRaw, src + c.start[j], c.bytes[j], &stage_full[s]);
     }
 }
 
