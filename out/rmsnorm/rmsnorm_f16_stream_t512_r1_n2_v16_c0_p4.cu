@@ -652,14 +652,6 @@ __device__ __forceinline__ void load_staged(const raw_t *stage, const elem_t *ro
   }
 }
 
-// Row `row` of staged operand q (x).
-__device__ __forceinline__ const elem_t *staged_row(const kite_row_args &a, int q, int64_t row)
-{
-  const void *const base[kStagedOps] = { a.x };
-  const int64_t ld[kStagedOps] = { a.ldx };
-  return static_cast<const elem_t *>(base[q]) + row * ld[q];
-}
-
 // The chunk of a resident row this thread holds, from global memory; past n
 // it reads as fill.  Q, the operand, matters to staged rows only.
 template <int Q = 0>

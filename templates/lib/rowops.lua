@@ -433,10 +433,10 @@ constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kR
   if M.staged(p) then
     add(ptx.helpers({ "MBARRIER", "BULK" }))
     add(M.STAGED)
-    add(M.staged_rows(p, opts))
   end
   -- every variant carries a resident and a streaming row driver: the kernel
   -- names both, in the two branches of `if constexpr (kResident)`
+  if p.mode == "bulk" then add(M.staged_rows(p, opts)) end   -- the rows its stages copy
   add(p.mode == "bulk" and M.BULK_ROWS or M.REG_ROWS)
   add(p.mode == "stream" and M.STREAM_ROWS or M.LOOP_ROWS)
   if opts.partials then
