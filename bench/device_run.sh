@@ -25,6 +25,7 @@
 #                                            (KITE_ONLY='a*' builds them alone; see ops() below)
 #   bash bench/device_run.sh clusters        every cluster-row variant tested, then timed at 64 K - 256 K
 #   bash bench/device_run.sh bulk            session 16's bulk and split rows tested, then timed at 4 K - 256 K
+#   KITE_OPS=a,b bash bench/device_run.sh retune   tune a and b again, the table rebuilt, every op vs torch.compile
 #   bash bench/device_run.sh timers          kite-bench and vs_torch.py on the same bwd ops at 256 K, in turn
 #   KITE_NCU_OP=op KITE_NCU_N=n bash bench/device_run.sh ncurow   ncu of the dispatched variant, one launch
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
@@ -538,6 +539,19 @@ bulk() {
                                   best[k], bv[k], bb[k], bbv[k] }' "$OUT/variants.txt" | sort -k1,1 -k2n | tee -a "$OUT/summary.txt"
 }
 
+# Session 17: the ops of KITE_OPS tuned again after new variants were checked
+# by name (the bulk stage), the table rebuilt, then every op against
+# torch.compile at six N on that table (vs_torch.txt, vs_torch.csv).
+retune() {
+  left() { echo $(( ${KITE_CALL_S:-575} - ($(date +%s) - T0) )); }
+  local list=${KITE_OPS:?set KITE_OPS, e.g. cross_entropy_bwd,rmsnorm_bwd}
+  tune_merge ${list//,/ }
+  cat "$OUT"/tune.*.log "$OUT/regen.log" >"$OUT/tune.log" 2>/dev/null
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" \
+    --n 1024,4096,16384,65536,131072,262144 >"$OUT/vs_torch.txt" 2>&1
+  { echo "vs_torch rc=$? ($(left) s left)"; grep -vE '^#' "$OUT/vs_torch.txt" | tail -52; } | tee -a "$OUT/summary.txt"
+}
+
 # Session 17 (written in session 16, not yet run): in session 15 vs_torch.py
 # timed layernorm_bwd and rmsnorm_bwd at N = 256 K 7-10% slower than
 # kite-bench did (same variants; softmax_bwd, with no partial rows, alike).
@@ -596,5 +610,6 @@ case $stage in
   ncurow) ncurow ;;
   bulk) bulk ;;
   timers) timers ;;
+  retune) retune ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac
