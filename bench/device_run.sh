@@ -571,14 +571,19 @@ timers() {
 # ncu, with the sections that say where a row's time goes (stall reasons,
 # issue slots, memory throughput); the whole report comes back in $OUT.
 ncurow() {
-  local op=${KITE_NCU_OP:-layernorm_bwd} n=${KITE_NCU_N:-262144}
-  timeout $(( 570 - ($(date +%s) - T0) )) ncu --clock-control none --launch-count 1 -k "$op" \
-    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
-    --section Occupancy --section LaunchStats build/kite-bench --op "$op" --n "$n" --warmup 0 --reps 1 \
-    >"$OUT/ncu.$op.$n.txt" 2>&1
-  echo "ncu rc=$?"
-  grep -E "Duration|Throughput|Achieved Occupancy|Registers Per|Grid Size|Cluster|Stall|Warp Cycles|Eligible|Issued" \
-    "$OUT/ncu.$op.$n.txt" | head -50
+  local op n=${KITE_NCU_N:-262144} ops=${KITE_NCU_OP:-layernorm_bwd}
+  for op in ${ops//,/ }; do
+    timeout $(( 570 - ($(date +%s) - T0) )) ncu --clock-control none --launch-count 1 -k "$op" \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+      --section Occupancy --section LaunchStats \
+      --metrics 'regex:smsp__average_warps_issue_stalled_[a-z_]+_per_issue_active\.ratio' \
+      build/kite-bench --op "$op" --n "$n" --warmup 0 --reps 1 >"$OUT/ncu.$op.$n.txt" 2>&1
+    echo "ncu $op $n rc=$?"
+    grep -E "Duration|Throughput|Achieved Occupancy|Registers Per|Grid Size|Cluster|Warp Cycles|Eligible|Issued" \
+      "$OUT/ncu.$op.$n.txt" | head -24
+    # the stall reasons, largest first (warps stalled per issued instruction)
+    grep -E "issue_stalled" "$OUT/ncu.$op.$n.txt" | awk '{ print $NF, $1 }' | sort -rn | head -8
+  done
 }
 
 T0=$(date +%s)
