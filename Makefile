@@ -18,23 +18,29 @@ DEB_PACKAGES := liblua5.4-dev check pkg-config
 
 include gen/gen.mk
 
-.PHONY: all deps gen build test test-bins bench tune clean
+.PHONY: all deps deps-lua gen gen-out build test test-bins bench tune clean
 all: deps
-	@$(MAKE) --no-print-directory gen
+	@$(MAKE) --no-print-directory gen-out
 	@$(MAKE) --no-print-directory build
 
 # Lua 5.4 and Check through pkg-config; missing ones are installed from
 # Debian when run as root, else the one apt-get line to run is printed.
-deps:
+# `make gen` needs only these; the library needs nvcc as well.
+deps-lua:
 	@if ! pkg-config --exists lua5.4 check 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then echo "kite: installing $(DEB_PACKAGES)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES); \
 	  else echo "kite: Lua 5.4 or Check missing; run: sudo apt-get install -y $(DEB_PACKAGES)"; exit 1; fi; \
 	fi
+
+deps: deps-lua
 	@if [ -z "$(KITE_NVCC)" ]; then echo "kite: nvcc not found on PATH or in $(CUDA_HOME)/bin;" \
 	  "install the CUDA toolkit (12.0 or newer, for sm_90a) or set CUDA_HOME"; exit 1; fi
 
-gen: $(KITE_GEN)
+gen: deps-lua
+	@$(MAKE) --no-print-directory gen-out
+
+gen-out: $(KITE_GEN)
 	$(KITE_GEN) -t templates -o out $(if $(KITE_ONLY),--only '$(KITE_ONLY)') \
 	  $(if $(wildcard $(KITE_TUNED)),--tuned $(KITE_TUNED)) \
 	  $(if $(wildcard $(KITE_TIMES)),--times $(KITE_TIMES))
