@@ -573,7 +573,7 @@ timers() {
 ncurow() {
   local op n=${KITE_NCU_N:-262144} ops=${KITE_NCU_OP:-layernorm_bwd}
   for op in ${ops//,/ }; do
-    timeout $(( 570 - ($(date +%s) - T0) )) ncu --clock-control none --launch-count 1 -k "$op" \
+    timeout $(( 570 - ($(date +%s) - T0) )) ncu --clock-control none --launch-count 1 -k "regex:^${op}(_fwd)?$" \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
       --section Occupancy --section LaunchStats \
       --metrics 'regex:smsp__average_warps_issue_stalled_[a-z_]+_per_issue_active\.ratio' \
