@@ -26,6 +26,7 @@
 #   bash bench/device_run.sh clusters        every cluster-row variant tested, then timed at 64 K - 256 K
 #   bash bench/device_run.sh bulk            session 16's bulk and split rows tested, then timed at 4 K - 256 K
 #   KITE_OPS=a,b bash bench/device_run.sh retune   tune a and b again, the table rebuilt, every op vs torch.compile
+#   KITE_ONLY='*_bf16_reg_*_x*' bash bench/device_run.sh xchg   the bf16 cluster rows timed, then tested
 #   bash bench/device_run.sh timers          kite-bench and vs_torch.py on the same bwd ops at 256 K, in turn
 #   KITE_NCU_OP=op KITE_NCU_N=n bash bench/device_run.sh ncurow   ncu of the dispatched variant, one launch
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
@@ -552,6 +553,27 @@ retune() {
   { echo "vs_torch rc=$? ($(left) s left)"; grep -vE '^#' "$OUT/vs_torch.txt" | tail -52; } | tee -a "$OUT/summary.txt"
 }
 
+# Session 17: cluster rows exchange their CTAs' values by st.async and an
+# mbarrier instead of a cluster barrier.  Build the bf16 cluster register rows
+# alone (KITE_ONLY='*_bf16_reg_*_x*'), time them at 64 K and 256 K first, then
+# test them by name in the time left (one process per op).
+xchg() {
+  local ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd op left
+  timeout 150 build/kite-bench --quick --variants --op $ops --n 65536,262144 >"$OUT/variants.txt" 2>&1
+  echo "kite-bench rc=$? ($(( $(date +%s) - T0 )) s)"
+  awk '$4 ~ /^[0-9]+$/ && ($5 == "*" || $5 == "=") { next } $4 ~ /^[0-9]+$/ { printf "%-14s %7s %-48s %6s\n", $1, $4, $5, $7 }' \
+    "$OUT/variants.txt" | sort -k1,1 -k2n -k4nr | awk '{ k = $1 " " $2; if (n[k]++ < 3) print }' | tee -a "$OUT/summary.txt"
+  left=$(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) ))
+  for op in ${ops//,/ }; do
+    CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_bf16_reg_*_x*" timeout $(( left - 10 )) \
+      build/$(op_binary $op) >/tmp/xt.$op.log 2>&1 &
+  done
+  wait
+  cat /tmp/xt.*.log >"$OUT/tests.log"
+  { checks_total "$OUT/tests.log"; echo "processes done: $(procs_done "$OUT/tests.log") of 7; variants run: $(variants_run "$OUT/tests.log")"
+    grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8; } | tee -a "$OUT/summary.txt"
+}
+
 # Session 17 (written in session 16, not yet run): in session 15 vs_torch.py
 # timed layernorm_bwd and rmsnorm_bwd at N = 256 K 7-10% slower than
 # kite-bench did (same variants; softmax_bwd, with no partial rows, alike).
@@ -616,5 +638,6 @@ case $stage in
   bulk) bulk ;;
   timers) timers ;;
   retune) retune ;;
+  xchg) xchg ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

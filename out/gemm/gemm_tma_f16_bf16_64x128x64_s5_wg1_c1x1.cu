@@ -84,6 +84,18 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
                "}" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
 }
 
+// As mbar_wait, acquiring at cluster scope: for bytes that peer CTAs'
+// st.async wrote here, counted on this barrier.
+__device__ __forceinline__ void mbar_wait_cluster(uint64_t *bar, uint32_t parity)
+{
+  asm volatile("{\n"
+               "  .reg .pred done;\n"
+               "kite_mbar_wait_cluster:\n"
+               "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+               "  @!done bra kite_mbar_wait_cluster;\n"
+               "}" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
+}
+
 // One plain arrival (a consumer releasing a stage).
 __device__ __forceinline__ void mbar_arrive(uint64_t *bar)
 {
@@ -177,6 +189,37 @@ __device__ __forceinline__ void st_peer_f32(float *p, uint32_t rank, float v)
                "  mapa.shared::cluster.u32 remote, %0, %1;\n"
                "  st.shared::cluster.f32 [remote], %2;\n"
                "}" :: "r"(smem_addr(p)), "r"(rank), "f"(v) : "memory");
+}
+
+// Orders this thread's earlier memory accesses (a peer's shared memory among
+// them) before its later ones, at cluster scope.
+__device__ __forceinline__ void fence_cluster()
+{
+  asm volatile("fence.acq_rel.cluster;" ::: "memory");
+}
+
+// *p = v (4 bytes; v2: 8) at p's place in CTA `rank` of the cluster, counted
+// as bytes on the barrier at bar's place there: the receiver waits on its own
+// barrier, the sender neither fences nor waits.
+__device__ __forceinline__ void st_async_peer_f32(float *p, uint32_t rank, float v, uint64_t *bar)
+{
+  asm volatile("{\n"
+               "  .reg .b32 rp, rb;\n"
+               "  mapa.shared::cluster.u32 rp, %0, %2;\n"
+               "  mapa.shared::cluster.u32 rb, %1, %2;\n"
+               "  st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [rp], %3, [rb];\n"
+               "}" :: "r"(smem_addr(p)), "r"(smem_addr(bar)), "r"(rank), "r"(__float_as_uint(v)) : "memory");
+}
+
+__device__ __forceinline__ void st_async_peer_f32x2(float *p, uint32_t rank, float v0, float v1, uint64_t *bar)
+{
+  asm volatile("{\n"
+               "  .reg .b32 rp, rb;\n"
+               "  mapa.shared::cluster.u32 rp, %0, %2;\n"
+               "  mapa.shared::cluster.u32 rb, %1, %2;\n"
+               "  st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [rp], {%3, %4}, [rb];\n"
+               "}" :: "r"(smem_addr(p)), "r"(smem_addr(bar)), "r"(rank), "r"(__float_as_uint(v0)),
+                  "r"(__float_as_uint(v1)) : "memory");
 }
 
 // One arrival on the barrier at the same place in CTA `rank` of the cluster.

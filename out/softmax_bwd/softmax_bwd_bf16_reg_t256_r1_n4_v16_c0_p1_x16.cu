@@ -29,7 +29,7 @@ constexpr bool kResident = true;        // one chunk per row, held in registers
 constexpr bool kStaged = false;          // chunks arrive in shared-memory stages by bulk copies
 constexpr int kStagedOps = 1;          // operands a stage holds (x, then dy or the residual)
 constexpr int kWarps = kThreads / 32;   // warps per row in one CTA
-constexpr int kRedSlots = kWarps + (kCluster > 1 ? kCluster : 0);   // per row: warps', then CTAs' values
+constexpr int kRedSlots = kWarps;      // reduction slots per row: one per warp
 constexpr int kChunk = kRowThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
 constexpr int kMinCtas = 2;            // CTAs per SM it is built for (registers, shared memory)
@@ -97,11 +97,83 @@ __device__ __forceinline__ void st_peer_f32(float *p, uint32_t rank, float v)
                "}" :: "r"(smem_addr(p)), "r"(rank), "f"(v) : "memory");
 }
 
+// Orders this thread's earlier memory accesses (a peer's shared memory among
+// them) before its later ones, at cluster scope.
+__device__ __forceinline__ void fence_cluster()
+{
+  asm volatile("fence.acq_rel.cluster;" ::: "memory");
+}
+
+// *p = v (4 bytes; v2: 8) at p's place in CTA `rank` of the cluster, counted
+// as bytes on the barrier at bar's place there: the receiver waits on its own
+// barrier, the sender neither fences nor waits.
+__device__ __forceinline__ void st_async_peer_f32(float *p, uint32_t rank, float v, uint64_t *bar)
+{
+  asm volatile("{\n"
+               "  .reg .b32 rp, rb;\n"
+               "  mapa.shared::cluster.u32 rp, %0, %2;\n"
+               "  mapa.shared::cluster.u32 rb, %1, %2;\n"
+               "  st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [rp], %3, [rb];\n"
+               "}" :: "r"(smem_addr(p)), "r"(smem_addr(bar)), "r"(rank), "r"(__float_as_uint(v)) : "memory");
+}
+
+__device__ __forceinline__ void st_async_peer_f32x2(float *p, uint32_t rank, float v0, float v1, uint64_t *bar)
+{
+  asm volatile("{\n"
+               "  .reg .b32 rp, rb;\n"
+               "  mapa.shared::cluster.u32 rp, %0, %2;\n"
+               "  mapa.shared::cluster.u32 rb, %1, %2;\n"
+               "  st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [rp], {%3, %4}, [rb];\n"
+               "}" :: "r"(smem_addr(p)), "r"(smem_addr(bar)), "r"(rank), "r"(__float_as_uint(v0)),
+                  "r"(__float_as_uint(v1)) : "memory");
+}
+
 // Asks L2 for `bytes` (a multiple of 16) at src (16-byte aligned) and goes on:
 // a hint that moves the bytes from HBM while the thread works on other data.
 __device__ __forceinline__ void prefetch_l2(const void *src, uint32_t bytes)
 {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(src), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t arrivals)
+{
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(smem_addr(bar)), "r"(arrivals) : "memory");
+}
+
+// Makes initialised barriers visible to the async proxy that completes them.
+__device__ __forceinline__ void mbar_fence_init()
+{
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// One arrival that also announces `bytes` more of transactions this phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes)
+{
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+
+// Spins until the phase with the given parity has completed.
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
+{
+  asm volatile("{\n"
+               "  .reg .pred done;\n"
+               "kite_mbar_wait:\n"
+               "  mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               "  @!done bra kite_mbar_wait;\n"
+               "}" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
+}
+
+// As mbar_wait, acquiring at cluster scope: for bytes that peer CTAs'
+// st.async wrote here, counted on this barrier.
+__device__ __forceinline__ void mbar_wait_cluster(uint64_t *bar, uint32_t parity)
+{
+  asm volatile("{\n"
+               "  .reg .pred done;\n"
+               "kite_mbar_wait_cluster:\n"
+               "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+               "  @!done bra kite_mbar_wait_cluster;\n"
+               "}" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
 }
 
 constexpr int64_t kMaxGrid = 2147483647;
@@ -335,22 +407,81 @@ struct op_sum2 {   // two sums reduced together: one barrier for both
 // What row_reduce moves of a float or a float2: a lane's value, a peer CTA's slot.
 __device__ __forceinline__ float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 __device__ __forceinline__ float2 shfl_xor(float2 v, int o) { return make_float2(shfl_xor(v.x, o), shfl_xor(v.y, o)); }
-__device__ __forceinline__ void st_peer(float *slot, uint32_t cta, float v) { st_peer_f32(slot, cta, v); }
-__device__ __forceinline__ void st_peer(float2 *slot, uint32_t cta, float2 v)
+
+// Cluster rows' exchange of their CTAs' values: thread q of each CTA stores
+// its CTA's value into CTA q's slot for it by st.async, counted in bytes on
+// CTA q's barrier, and each CTA waits on its own barrier for its peers'.
+// A cluster barrier instead (arrive.release) made every thread wait for its
+// row's global stores first: ncu (H200, N = 256 K, x16 rows) put "membar"
+// stalls at 0.6-1.0 per issued instruction.  Two buffers in turn, a phase of
+// each barrier per use: a CTA rewrites a peer's buffer b two exchanges later,
+// once that peer's value for the exchange between has come, which the peer
+// sends after a CTA barrier that each of its threads passes only once it has
+// read buffer b.  seq: the exchanges each warp has made (every thread of a
+// cluster makes the same ones).
+struct xchg_t {
+  uint64_t bar[2];
+  float2 slot[2][kCluster];        // float values use the first kCluster floats
+  uint32_t seq[kCtaThreads / 32];
+};
+
+__device__ __forceinline__ xchg_t &xchg()
 {
-  st_peer_f32(&slot->x, cta, v.x);
-  st_peer_f32(&slot->y, cta, v.y);
+  __shared__ xchg_t x;
+  return x;
+}
+
+// Before the cluster's first barrier, every thread: the barriers made (and
+// published to the cluster by that barrier), this warp's count zeroed.
+__device__ __forceinline__ void xchg_init()
+{
+  xchg_t &x = xchg();
+  if (threadIdx.x == 0) {
+    mbar_init(&x.bar[0], 1);
+    mbar_init(&x.bar[1], 1);
+    mbar_fence_init();
+  }
+  if (threadIdx.x % 32 == 0) x.seq[threadIdx.x / 32] = 0;
+  __syncwarp();
+}
+
+__device__ __forceinline__ void st_async_peer(float *slot, uint32_t cta, float v, uint64_t *bar)
+{
+  st_async_peer_f32(slot, cta, v, bar);
+}
+__device__ __forceinline__ void st_async_peer(float2 *slot, uint32_t cta, float2 v, uint64_t *bar)
+{
+  st_async_peer_f32x2(&slot->x, cta, v.x, v.y, bar);
+}
+
+// The cluster's combination of v, the CTA's value (the same in every thread).
+template <typename T, typename Op>
+__device__ __forceinline__ T cluster_combine(T v, Op op)
+{
+  static_assert(kRows == 1 && kWarps > 1, "cluster rows: one row per CTA, of several warps");
+  xchg_t &x = xchg();
+  const uint32_t s = x.seq[threadIdx.x / 32];
+  __syncwarp();   // every lane has read it before lane 0 counts this one
+  if (threadIdx.x % 32 == 0) x.seq[threadIdx.x / 32] = s + 1;
+  __syncwarp();
+  uint64_t *bar = &x.bar[s & 1];
+  T *slot = reinterpret_cast<T *>(x.slot[s & 1]);
+  if (threadIdx.x == 0) mbar_arrive_expect_tx(bar, kCluster * sizeof(T));
+  if (threadIdx.x < kCluster) st_async_peer(&slot[cluster_rank()], threadIdx.x, v, bar);
+  mbar_wait_cluster(bar, (s >> 1) & 1);
+  v = slot[0];
+#pragma unroll
+  for (int k = 1; k < kCluster; ++k) v = op(v, slot[k]);
+  return v;
 }
 
 // A row-wide reduction: warp shuffles, then the row's warps through shared
 // memory (red: kRedSlots per row, a slot per warp), then, for a row split
-// over a cluster, the CTAs' values through distributed shared memory (the
-// slots after the warps': thread q of each CTA writes its CTA's value into
-// CTA q's slot for it).  Combined in a fixed order so results do not vary run
-// to run.  Every thread of the CTA (of the cluster) must call it when the row
-// spans warps (CTAs): it holds a CTA (cluster) barrier.  A cluster's slots
-// are rewritten two reductions later, after the barrier of the one between,
-// which no CTA passes before every CTA has read them.
+// over a cluster, the CTAs' values by cluster_combine.  Combined in a fixed
+// order so results do not vary run to run.  Every thread of the CTA (of the
+// cluster) must call it when the row spans warps (CTAs): it holds a CTA
+// barrier (and waits for the cluster's values).  The warps' slots are
+// rewritten two reductions later, after the barrier of the one between.
 template <typename T, typename Op>
 __device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
 {
@@ -365,13 +496,7 @@ __device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
 #pragma unroll
     for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
   }
-  if constexpr (kCluster > 1) {
-    if (threadIdx.x < kCluster) st_peer(&red[r][kWarps + cluster_rank()], threadIdx.x, v);
-    cluster_sync();
-    v = red[r][kWarps];
-#pragma unroll
-    for (int k = 1; k < kCluster; ++k) v = op(v, red[r][kWarps + k]);
-  }
+  if constexpr (kCluster > 1) v = cluster_combine(v, op);
   return v;
 }
 
@@ -380,11 +505,16 @@ __device__ __forceinline__ float row_max(float v, float (*red)[kRedSlots]) { ret
 __device__ __forceinline__ float2 row_sum2(float2 v, float2 (*red)[kRedSlots]) { return row_reduce(v, red, op_sum2{}); }
 
 // *slot = v in the CTA holding the row's first thread (rank 0 of a cluster),
-// visible to it after the row's next reduction.
+// visible to it after the row's next reduction: the fence orders the store
+// before that reduction's CTA barrier and exchange.
 __device__ __forceinline__ void put_first(float *slot, float v)
 {
-  if constexpr (kCluster > 1) st_peer_f32(slot, 0, v);
-  else *slot = v;
+  if constexpr (kCluster > 1) {
+    st_peer_f32(slot, 0, v);
+    fence_cluster();
+  } else {
+    *slot = v;
+  }
 }
 
 // Reduction scratch of a row block: one slot per warp for each statistic,
@@ -601,7 +731,10 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   if constexpr (kPipe == 1) {   // one row block at a time, grid-strided (a persistent grid, or past the limit)
     // a cluster's CTAs write into each other's shared memory only once all
     // have started: they arrive now and wait once their first row's loads are out
-    if constexpr (kCluster > 1) cluster_arrive_relaxed();
+    if constexpr (kCluster > 1) {
+      xchg_init();
+      cluster_arrive_relaxed();
+    }
     int k = 0;
 #pragma unroll 1
     for (; b < blocks; b += block_stride(), k ^= 1) {

@@ -113,9 +113,11 @@ function M.smem(p, opts)
 end
 
 -- Static shared memory a variant declares, bounded from above: the reduction
--- scratch and barriers (1 KB), and the weight rows unless they are dynamic.
+-- scratch and barriers (1 KB), a cluster row's exchange, and the weight rows
+-- unless they are dynamic.
 function M.static_smem(p, opts)
-  return 1024 + (opts.dynamic_w and 0 or M.weight_smem(p, opts))
+  local xchg = p.cluster > 1 and 16 + 8 * p.cluster + p.threads * p.rows // 8 or 0   -- cluster_combine's
+  return 1024 + xchg + (opts.dynamic_w and 0 or M.weight_smem(p, opts))
 end
 
 M.SM_SMEM = 228 * 1024       -- shared memory of one SM, 1 KB of it reserved per CTA
@@ -404,7 +406,7 @@ constexpr bool kResident = %s;        // one chunk per row, held in registers
 constexpr bool kStaged = %s;          // chunks arrive in shared-memory stages by bulk copies
 constexpr int kStagedOps = %d;          // operands a stage holds (x, then dy or the residual)
 constexpr int kWarps = kThreads / 32;   // warps per row in one CTA
-constexpr int kRedSlots = kWarps + (kCluster > 1 ? kCluster : 0);   // per row: warps', then CTAs' values
+constexpr int kRedSlots = kWarps;      // reduction slots per row: one per warp
 constexpr int kChunk = kRowThreads * kNv * kVec;
 constexpr int kCtaThreads = kThreads * kRows;
 constexpr int kMinCtas = %d;            // CTAs per SM it is built for (registers, shared memory)
@@ -426,12 +428,12 @@ constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kR
     (opts.dynamic_w and M.resident(p)) and opts.shared_w or 0, p.split))
   add(d.convert())
   add(d.words())
-  add(ptx.helpers({ "SMEM", "CLUSTER", "PREFETCH" }))
+  add(ptx.helpers({ "SMEM", "CLUSTER", "PREFETCH", "MBARRIER" }))
   add(M.DEVICE)
   add(launch.RAISE_SMEM)
   add(M.LAUNCH)
   if M.staged(p) then
-    add(ptx.helpers({ "MBARRIER", "BULK" }))
+    add(ptx.helpers({ "BULK" }))
     add(M.STAGED)
   end
   -- every variant carries a resident and a streaming row driver: the kernel
@@ -974,22 +976,81 @@ struct op_sum2 {   // two sums reduced together: one barrier for both
 // What row_reduce moves of a float or a float2: a lane's value, a peer CTA's slot.
 __device__ __forceinline__ float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 __device__ __forceinline__ float2 shfl_xor(float2 v, int o) { return make_float2(shfl_xor(v.x, o), shfl_xor(v.y, o)); }
-__device__ __forceinline__ void st_peer(float *slot, uint32_t cta, float v) { st_peer_f32(slot, cta, v); }
-__device__ __forceinline__ void st_peer(float2 *slot, uint32_t cta, float2 v)
+
+// Cluster rows' exchange of their CTAs' values: thread q of each CTA stores
+// its CTA's value into CTA q's slot for it by st.async, counted in bytes on
+// CTA q's barrier, and each CTA waits on its own barrier for its peers'.
+// A cluster barrier instead (arrive.release) made every thread wait for its
+// row's global stores first: ncu (H200, N = 256 K, x16 rows) put "membar"
+// stalls at 0.6-1.0 per issued instruction.  Two buffers in turn, a phase of
+// each barrier per use: a CTA rewrites a peer's buffer b two exchanges later,
+// once that peer's value for the exchange between has come, which the peer
+// sends after a CTA barrier that each of its threads passes only once it has
+// read buffer b.  seq: the exchanges each warp has made (every thread of a
+// cluster makes the same ones).
+struct xchg_t {
+  uint64_t bar[2];
+  float2 slot[2][kCluster];        // float values use the first kCluster floats
+  uint32_t seq[kCtaThreads / 32];
+};
+
+__device__ __forceinline__ xchg_t &xchg()
 {
-  st_peer_f32(&slot->x, cta, v.x);
-  st_peer_f32(&slot->y, cta, v.y);
+  __shared__ xchg_t x;
+  return x;
+}
+
+// Before the cluster's first barrier, every thread: the barriers made (and
+// published to the cluster by that barrier), this warp's count zeroed.
+__device__ __forceinline__ void xchg_init()
+{
+  xchg_t &x = xchg();
+  if (threadIdx.x == 0) {
+    mbar_init(&x.bar[0], 1);
+    mbar_init(&x.bar[1], 1);
+    mbar_fence_init();
+  }
+  if (threadIdx.x % 32 == 0) x.seq[threadIdx.x / 32] = 0;
+  __syncwarp();
+}
+
+__device__ __forceinline__ void st_async_peer(float *slot, uint32_t cta, float v, uint64_t *bar)
+{
+  st_async_peer_f32(slot, cta, v, bar);
+}
+__device__ __forceinline__ void st_async_peer(float2 *slot, uint32_t cta, float2 v, uint64_t *bar)
+{
+  st_async_peer_f32x2(&slot->x, cta, v.x, v.y, bar);
+}
+
+// The cluster's combination of v, the CTA's value (the same in every thread).
+template <typename T, typename Op>
+__device__ __forceinline__ T cluster_combine(T v, Op op)
+{
+  static_assert(kRows == 1 && kWarps > 1, "cluster rows: one row per CTA, of several warps");
+  xchg_t &x = xchg();
+  const uint32_t s = x.seq[threadIdx.x / 32];
+  __syncwarp();   // every lane has read it before lane 0 counts this one
+  if (threadIdx.x % 32 == 0) x.seq[threadIdx.x / 32] = s + 1;
+  __syncwarp();
+  uint64_t *bar = &x.bar[s & 1];
+  T *slot = reinterpret_cast<T *>(x.slot[s & 1]);
+  if (threadIdx.x == 0) mbar_arrive_expect_tx(bar, kCluster * sizeof(T));
+  if (threadIdx.x < kCluster) st_async_peer(&slot[cluster_rank()], threadIdx.x, v, bar);
+  mbar_wait_cluster(bar, (s >> 1) & 1);
+  v = slot[0];
+#pragma unroll
+  for (int k = 1; k < kCluster; ++k) v = op(v, slot[k]);
+  return v;
 }
 
 // A row-wide reduction: warp shuffles, then the row's warps through shared
 // memory (red: kRedSlots per row, a slot per warp), then, for a row split
-// over a cluster, the CTAs' values through distributed shared memory (the
-// slots after the warps': thread q of each CTA writes its CTA's value into
-// CTA q's slot for it).  Combined in a fixed order so results do not vary run
-// to run.  Every thread of the CTA (of the cluster) must call it when the row
-// spans warps (CTAs): it holds a CTA (cluster) barrier.  A cluster's slots
-// are rewritten two reductions later, after the barrier of the one between,
-// which no CTA passes before every CTA has read them.
+// over a cluster, the CTAs' values by cluster_combine.  Combined in a fixed
+// order so results do not vary run to run.  Every thread of the CTA (of the
+// cluster) must call it when the row spans warps (CTAs): it holds a CTA
+// barrier (and waits for the cluster's values).  The warps' slots are
+// rewritten two reductions later, after the barrier of the one between.
 template <typename T, typename Op>
 __device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
 {
@@ -1004,13 +1065,7 @@ __device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
 #pragma unroll
     for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
   }
-  if constexpr (kCluster > 1) {
-    if (threadIdx.x < kCluster) st_peer(&red[r][kWarps + cluster_rank()], threadIdx.x, v);
-    cluster_sync();
-    v = red[r][kWarps];
-#pragma unroll
-    for (int k = 1; k < kCluster; ++k) v = op(v, red[r][kWarps + k]);
-  }
+  if constexpr (kCluster > 1) v = cluster_combine(v, op);
   return v;
 }
 
@@ -1019,11 +1074,16 @@ __device__ __forceinline__ float row_max(float v, float (*red)[kRedSlots]) { ret
 __device__ __forceinline__ float2 row_sum2(float2 v, float2 (*red)[kRedSlots]) { return row_reduce(v, red, op_sum2{}); }
 
 // *slot = v in the CTA holding the row's first thread (rank 0 of a cluster),
-// visible to it after the row's next reduction.
+// visible to it after the row's next reduction: the fence orders the store
+// before that reduction's CTA barrier and exchange.
 __device__ __forceinline__ void put_first(float *slot, float v)
 {
-  if constexpr (kCluster > 1) st_peer_f32(slot, 0, v);
-  else *slot = v;
+  if constexpr (kCluster > 1) {
+    st_peer_f32(slot, 0, v);
+    fence_cluster();
+  } else {
+    *slot = v;
+  }
 }
 
 // Reduction scratch of a row block: one slot per warp for each statistic,
@@ -1141,7 +1201,10 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   if constexpr (kPipe == 1) {   // one row block at a time, grid-strided (a persistent grid, or past the limit)
     // a cluster's CTAs write into each other's shared memory only once all
     // have started: they arrive now and wait once their first row's loads are out
-    if constexpr (kCluster > 1) cluster_arrive_relaxed();
+    if constexpr (kCluster > 1) {
+      xchg_init();
+      cluster_arrive_relaxed();
+    }
     int k = 0;
 #pragma unroll 1
     for (; b < blocks; b += block_stride(), k ^= 1) {
@@ -1242,7 +1305,10 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   const int64_t blocks = (a.M + kRows - 1) / kRows;
   if (first_block() >= blocks) return;
   stages_init();
-  if constexpr (kCluster > 1) cluster_arrive_relaxed();
+  if constexpr (kCluster > 1) {
+    xchg_init();
+    cluster_arrive_relaxed();
+  }
   if (threadIdx.x == 0) {
     for (int s = 0; s < kPipe; ++s) {
       const int64_t b = first_block() + (int64_t)s * block_stride();
