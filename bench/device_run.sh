@@ -558,14 +558,14 @@ retune() {
 # alone (KITE_ONLY='*_bf16_reg_*_x*'), time them at 64 K and 256 K first, then
 # test them by name in the time left (one process per op).
 xchg() {
-  local ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd op left
-  timeout 150 build/kite-bench --quick --variants --op $ops --n 65536,262144 >"$OUT/variants.txt" 2>&1
+  local ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd op left glob=${KITE_ONLY:-*_bf16_reg_*_x*}
+  timeout 150 build/kite-bench --quick --variants --op $ops --n ${KITE_XCHG_N:-65536,262144} >"$OUT/variants.txt" 2>&1
   echo "kite-bench rc=$? ($(( $(date +%s) - T0 )) s)"
   awk '$4 ~ /^[0-9]+$/ && ($5 == "*" || $5 == "=") { next } $4 ~ /^[0-9]+$/ { printf "%-14s %7s %-48s %6s\n", $1, $4, $5, $7 }' \
     "$OUT/variants.txt" | sort -k1,1 -k2n -k4nr | awk '{ k = $1 " " $2; if (n[k]++ < 3) print }' | tee -a "$OUT/summary.txt"
   left=$(( ${KITE_CALL_S:-560} - ($(date +%s) - T0) ))
   for op in ${ops//,/ }; do
-    CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_bf16_reg_*_x*" timeout $(( left - 10 )) \
+    CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${glob#\*_}" timeout $(( left - 10 )) \
       build/$(op_binary $op) >/tmp/xt.$op.log 2>&1 &
   done
   wait
