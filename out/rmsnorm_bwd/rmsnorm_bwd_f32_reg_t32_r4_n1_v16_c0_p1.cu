@@ -460,7 +460,7 @@ __device__ __forceinline__ void st_async_peer(float2 *slot, uint32_t cta, float2
 template <typename T, typename Op>
 __device__ __forceinline__ T cluster_combine(T v, Op op)
 {
-  static_assert(kRows == 1 && kWarps > 1, "cluster rows: one row per CTA, of several warps");
+  static_assert(kCluster == 1 || (kRows == 1 && kWarps > 1), "cluster rows: one row per CTA, of several warps");
   xchg_t &x = xchg();
   const uint32_t s = x.seq[threadIdx.x / 32];
   __syncwarp();   // every lane has read it before lane 0 counts this one
