@@ -23,7 +23,7 @@
 #   KITE_OPS=a,b bash bench/device_run.sh ops   the row ops a and b after a change: every variant and
 #                                            case tested, SASS, tuned into the table, torch.compile
 #                                            (KITE_ONLY='a*' builds them alone; see ops() below)
-#   bash bench/device_run.sh clusters        every cluster-row variant tested, then timed at 64 K - 256 K
+#   bash bench/device_run.sh clusters        every cluster-row variant (reg and bulk) tested, SASS, then timed at 64 K - 256 K
 #   bash bench/device_run.sh bulk            session 16's bulk and split rows tested, then timed at 4 K - 256 K
 #   KITE_OPS=a,b bash bench/device_run.sh retune   tune a and b again, the table rebuilt, every op vs torch.compile
 #   KITE_ONLY='*_bf16_reg_*_x*' bash bench/device_run.sh xchg   the bf16 cluster rows timed, then tested
@@ -471,19 +471,27 @@ rowcheck() {
 # dtype), spills in any row object, then every variant of those ops timed at
 # N = 64 K, 128 K, 256 K (bf16, M*N = 2^28) on a quiet GPU.
 clusters() {
-  local t0=$(date +%s) op dt ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd
+  local t0=$(date +%s) op dt mode ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd
   mkdir -p /tmp/cl; rm -f /tmp/cl/t.*.log
   for op in ${ops//,/ }; do
     for dt in bf16 f16 f32; do
-      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_*_x*" timeout 220 build/$(op_binary $op) >/tmp/cl/t.$op.$dt.log 2>&1 &
+      for mode in reg bulk; do   # bulk cluster rows: 16-bit only
+        [ $dt = f32 ] && [ $mode = bulk ] && continue
+        CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_${mode}_*_x*" timeout ${KITE_CLUSTER_TEST_S:-300} \
+          build/$(op_binary $op) >/tmp/cl/t.$op.$dt.$mode.log 2>&1 &
+      done
     done
   done
+  ls build/obj/*/*_x[0-9]*.o >/tmp/cl/objs.txt
+  with_ldl </tmp/cl/objs.txt >"$OUT/clusters_ldl.txt"
   wait
   cat /tmp/cl/t.*.log >"$OUT/clusters_tests.log"
   echo "---- cluster variants tested in $(ls /tmp/cl/t.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
   checks_total "$OUT/clusters_tests.log" | tee -a "$OUT/summary.txt"
   echo "processes done: $(procs_done "$OUT/clusters_tests.log"); variants run: $(variants_run "$OUT/clusters_tests.log")" | tee -a "$OUT/summary.txt"
   grep -E ":[EF]:|crashed" "$OUT/clusters_tests.log" | cut -c1-300 | head -8
+  for f in /tmp/cl/t.*.log; do grep -qE '^[0-9]+%: Checks' $f || echo "cut: $(basename $f .log)"; done | tee -a "$OUT/summary.txt"
+  echo "cluster objects with LDL/STL in SASS: $(wc -l <"$OUT/clusters_ldl.txt") of $(wc -l </tmp/cl/objs.txt)" | tee -a "$OUT/summary.txt"
   echo "row objects with spills: $(grep -lE '[1-9][0-9]* bytes spill' build/obj/*/*.o.log | grep -vc /gemm/)" | tee -a "$OUT/summary.txt"
   timeout $(( 575 - ($(date +%s) - T0) )) build/kite-bench --quick --variants --op $ops --n 65536,131072,262144 >"$OUT/variants.txt" 2>&1
   echo "kite-bench --variants rc=$? ($(( $(date +%s) - T0 )) s)"
