@@ -420,7 +420,7 @@ __device__ __forceinline__ float2 shfl_xor(float2 v, int o) { return make_float2
 // once that peer's value for the exchange between has come, which the peer
 // sends after a CTA barrier that each of its threads passes only once it has
 // read buffer b.  seq: the exchanges each warp has made (every thread of a
-// cluster makes the same ones).
+// cluster makes the same ones), read and written by the warp's lane 0 only.
 struct xchg_t {
   uint64_t bar[2];
   float2 slot[2][kCluster];        // float values use the first kCluster floats
@@ -444,7 +444,6 @@ __device__ __forceinline__ void xchg_init()
     mbar_fence_init();
   }
   if (threadIdx.x % 32 == 0) x.seq[threadIdx.x / 32] = 0;
-  __syncwarp();
 }
 
 __device__ __forceinline__ void st_async_peer(float *slot, uint32_t cta, float v, uint64_t *bar)
@@ -462,10 +461,9 @@ __device__ __forceinline__ T cluster_combine(T v, Op op)
 {
   static_assert(kCluster == 1 || (kRows == 1 && kWarps > 1), "cluster rows: one row per CTA, of several warps");
   xchg_t &x = xchg();
-  const uint32_t s = x.seq[threadIdx.x / 32];
-  __syncwarp();   // every lane has read it before lane 0 counts this one
-  if (threadIdx.x % 32 == 0) x.seq[threadIdx.x / 32] = s + 1;
-  __syncwarp();
+  uint32_t s = 0;   // lane 0 keeps its warp's count, the lanes get it by shuffle
+  if (threadIdx.x % 32 == 0) s = x.seq[threadIdx.x / 32]++;
+  s = __shfl_sync(0xffffffffu, s, 0);
   uint64_t *bar = &x.bar[s & 1];
   T *slot = reinterpret_cast<T *>(x.slot[s & 1]);
   if (threadIdx.x == 0) mbar_arrive_expect_tx(bar, kCluster * sizeof(T));
