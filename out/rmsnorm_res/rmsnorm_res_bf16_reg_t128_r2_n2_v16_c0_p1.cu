@@ -405,7 +405,7 @@ struct op_sum2 {   // two sums reduced together: one barrier for both
   __device__ float2 operator()(float2 a, float2 b) const { return make_float2(a.x + b.x, a.y + b.y); }
 };
 
-// What row_reduce moves of a float or a float2: a lane's value, a peer CTA's slot.
+// What row_reduce moves of a float or a float2 between lanes (st_async_peer below: between CTAs).
 __device__ __forceinline__ float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 __device__ __forceinline__ float2 shfl_xor(float2 v, int o) { return make_float2(shfl_xor(v.x, o), shfl_xor(v.y, o)); }
 
@@ -432,9 +432,11 @@ __device__ __forceinline__ xchg_t &xchg()
   return x;
 }
 
-// Before the cluster's first barrier, every thread: the barriers made (and
-// published to the cluster by that barrier), this warp's count zeroed.
-__device__ __forceinline__ void xchg_init()
+// A cluster row driver's start, every thread: the exchange's barriers made,
+// this warp's count zeroed, then the arrive of the cluster barrier that
+// publishes them (its wait comes once the first row's loads are out): a
+// cluster's CTAs write into each other's shared memory only once all have started.
+__device__ __forceinline__ void cluster_start()
 {
   xchg_t &x = xchg();
   if (threadIdx.x == 0) {
@@ -443,6 +445,7 @@ __device__ __forceinline__ void xchg_init()
     mbar_fence_init();
   }
   if (threadIdx.x % 32 == 0) x.seq[threadIdx.x / 32] = 0;
+  cluster_arrive_relaxed();
 }
 
 __device__ __forceinline__ void st_async_peer(float *slot, uint32_t cta, float v, uint64_t *bar)
@@ -728,12 +731,7 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
   int64_t b = first_block();
   if (b >= blocks) return;
   if constexpr (kPipe == 1) {   // one row block at a time, grid-strided (a persistent grid, or past the limit)
-    // a cluster's CTAs write into each other's shared memory only once all
-    // have started: they arrive now and wait once their first row's loads are out
-    if constexpr (kCluster > 1) {
-      xchg_init();
-      cluster_arrive_relaxed();
-    }
+    if constexpr (kCluster > 1) cluster_start();
     int k = 0;
 #pragma unroll 1
     for (; b < blocks; b += block_stride(), k ^= 1) {
