@@ -47,6 +47,8 @@ bargs=; [ "$mode" = quick ] && bargs=--quick
 checks_total() { grep -E "^[0-9]+%: Checks" "$1" | awk '{ c += $3; f += $5; e += $7 } END { printf "%d checks, %d failures, %d errors\n", c, f, e }'; }
 procs_done() { grep -cE '^[0-9]+%: Checks' "$1"; }
 variants_run() { grep -cE 'shapes, worst|^variant .*; worst' "$1"; }
+# Of the test logs named, those whose process did not finish (cut by its time limit, or crashed).
+procs_cut() { local f; for f in "$@"; do grep -qE '^[0-9]+%: Checks' "$f" || echo "cut: $(basename "$f" .log)"; done; }
 # Of the objects named on stdin, those whose SASS uses local memory (LDL/STL), 4 dumps at a time.
 with_ldl() { xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"'; }
 
@@ -490,7 +492,7 @@ clusters() {
   checks_total "$OUT/clusters_tests.log" | tee -a "$OUT/summary.txt"
   echo "processes done: $(procs_done "$OUT/clusters_tests.log"); variants run: $(variants_run "$OUT/clusters_tests.log")" | tee -a "$OUT/summary.txt"
   grep -E ":[EF]:|crashed" "$OUT/clusters_tests.log" | cut -c1-300 | head -8
-  for f in /tmp/cl/t.*.log; do grep -qE '^[0-9]+%: Checks' $f || echo "cut: $(basename $f .log)"; done | tee -a "$OUT/summary.txt"
+  procs_cut /tmp/cl/t.*.log | tee -a "$OUT/summary.txt"
   echo "cluster objects with LDL/STL in SASS: $(wc -l <"$OUT/clusters_ldl.txt") of $(wc -l </tmp/cl/objs.txt)" | tee -a "$OUT/summary.txt"
   echo "row objects with spills: $(grep -lE '[1-9][0-9]* bytes spill' build/obj/*/*.o.log | grep -vc /gemm/)" | tee -a "$OUT/summary.txt"
   timeout $(( 575 - ($(date +%s) - T0) )) build/kite-bench --quick --variants --op $ops --n 65536,131072,262144 >"$OUT/variants.txt" 2>&1
@@ -531,7 +533,7 @@ bulk() {
     checks_total "$OUT/bulk_tests.log"
     echo "processes done: $(procs_done "$OUT/bulk_tests.log"); variants run: $(variants_run "$OUT/bulk_tests.log") of $(grep -cE '_bulk_|_s4\b' out/manifest.tsv)"
     grep -E ":[EF]:|crashed" "$OUT/bulk_tests.log" | cut -c1-300 | head -8
-    for f in /tmp/bk/t.*.log; do grep -qE '^[0-9]+%: Checks' $f || echo "cut: $(basename $f .log)"; done
+    procs_cut /tmp/bk/t.*.log
     echo "new objects with LDL/STL in SASS: $(wc -l <"$OUT/bulk_ldl.txt") of $(wc -l </tmp/bk/objs.txt)"; } | tee -a "$OUT/summary.txt"
   local left=$(( 575 - ($(date +%s) - T0) ))
   [ $left -lt 60 ] && { echo "no time left to time the variants ($left s)"; return; }
@@ -567,6 +569,7 @@ retune() {
 # test them by name in the time left (one process per op).
 xchg() {
   local ops=softmax,softmax_bwd,cross_entropy,rmsnorm,rmsnorm_bwd,layernorm,layernorm_bwd op left glob=${KITE_ONLY:-*_bf16_reg_*_x*}
+  rm -f /tmp/xt.*.log
   timeout 150 build/kite-bench --quick --variants --op $ops --n ${KITE_XCHG_N:-65536,262144} >"$OUT/variants.txt" 2>&1
   echo "kite-bench rc=$? ($(( $(date +%s) - T0 )) s)"
   awk '$4 ~ /^[0-9]+$/ && ($5 == "*" || $5 == "=") { next } $4 ~ /^[0-9]+$/ { printf "%-14s %7s %-48s %6s\n", $1, $4, $5, $7 }' \
@@ -578,8 +581,8 @@ xchg() {
   done
   wait
   cat /tmp/xt.*.log >"$OUT/tests.log"
-  { checks_total "$OUT/tests.log"; echo "processes done: $(procs_done "$OUT/tests.log") of 7; variants run: $(variants_run "$OUT/tests.log")"
-    grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8; } | tee -a "$OUT/summary.txt"
+  { checks_total "$OUT/tests.log"; echo "processes done: $(procs_done "$OUT/tests.log") of $(ls /tmp/xt.*.log | wc -l); variants run: $(variants_run "$OUT/tests.log")"
+    grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8; procs_cut /tmp/xt.*.log; } | tee -a "$OUT/summary.txt"
 }
 
 # Session 17 (written in session 16, not yet run): in session 15 vs_torch.py
