@@ -27,6 +27,7 @@
 #   bash bench/device_run.sh bulk            session 16's bulk and split rows tested, then timed at 4 K - 256 K
 #   KITE_OPS=a,b bash bench/device_run.sh retune   tune a and b again, the table rebuilt, every op vs torch.compile
 #   KITE_ONLY='*_bf16_reg_*_x*' bash bench/device_run.sh xchg   the bf16 cluster rows timed, then tested
+#   KITE_ONLY='*norm*_x16' bash bench/device_run.sh byname   those variants tested, one process each
 #   bash bench/device_run.sh timers          kite-bench and vs_torch.py on the same bwd ops at 256 K, in turn
 #   KITE_NCU_OP=op KITE_NCU_N=n bash bench/device_run.sh ncurow   ncu of the dispatched variant, one launch
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
@@ -619,6 +620,24 @@ ncurow() {
   done
 }
 
+# Session 18: each variant matching KITE_BYNAME (globs; default KITE_ONLY,
+# which builds them alone) tested by name in its own process, 16 at a time, until
+# the call's time runs out.  Session 18's first call reached every cluster
+# variant but the x16 norm rows: their processes ran out of time before them.
+byname() {
+  local globs=${KITE_BYNAME:-${KITE_ONLY:?byname needs KITE_ONLY or KITE_BYNAME}} left
+  mkdir -p /tmp/bn; rm -f /tmp/bn/*.log
+  left=$(( ${KITE_CALL_S:-570} - ($(date +%s) - T0) ))
+  awk -F'\t' 'NR > 1 { print $1, $2 }' out/manifest.tsv | while read -r v op; do
+    for g in $globs; do case $v in $g) echo "$v $(op_binary $op)"; break ;; esac; done
+  done | xargs -P 16 -L 1 sh -c 'CK_RUN_CASE=variants KITE_TEST_ONLY="$0" timeout '$(( left - 5 ))' build/$1 >/tmp/bn/$0.log 2>&1'
+  cat /tmp/bn/*.log >"$OUT/byname_tests.log"
+  { echo "---- tested by name: $(ls /tmp/bn/*.log | wc -l) variants, $(( $(date +%s) - T0 )) s"
+    checks_total "$OUT/byname_tests.log"
+    echo "processes done: $(procs_done "$OUT/byname_tests.log"); variants run: $(variants_run "$OUT/byname_tests.log")"
+    grep -E ":[EF]:|crashed" "$OUT/byname_tests.log" | cut -c1-300 | head -8; procs_cut /tmp/bn/*.log; } | tee -a "$OUT/summary.txt"
+}
+
 T0=$(date +%s)
 build
 case $stage in
@@ -650,5 +669,6 @@ case $stage in
   timers) timers ;;
   retune) retune ;;
   xchg) xchg ;;
+  byname) byname ;;
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac
