@@ -32,7 +32,8 @@
 #   KITE_NCU_OP=op KITE_NCU_N=n bash bench/device_run.sh ncurow   ncu of the dispatched variant, one launch
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
-# Every stage builds first (a no-op when the build is there).  Logs go to
+# Every stage builds first (a no-op when the build is there; with .prebuilt/
+# carried, made by bench/prebuilt.sh for this tree, a cold machine only links).  Logs go to
 # $OUT; a short table comes last.  Each binary runs under a time limit, so a
 # hung kernel costs minutes, not the call.
 set -uo pipefail
@@ -53,11 +54,13 @@ procs_cut() { local f; for f in "$@"; do grep -qE '^[0-9]+%: Checks' "$f" || ech
 # Of the objects named on stdin, those whose SASS uses local memory (LDL/STL), 4 dumps at a time.
 with_ldl() { xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"'; }
 
+source bench/prebuilt.sh
 build() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
   # the device's .git may lag the tree it was sent: pass KITE_COMMIT (tune lines carry it too)
   echo "${KITE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null) (git there; KITE_COMMIT unset)}"
   local t0=$(date +%s) stamp="${KITE_ONLY:-all} $(md5sum <out/kite_table.c)"
+  [ -z "${KITE_ONLY:-}" ] && prebuilt_unpack
   # After a KITE_ONLY build on this warm machine the table copied in is older
   # than its object, which still holds the KITE_ONLY table (seen in session 18).
   [ "$(cat build/.kite_table 2>/dev/null)" = "$stamp" ] || touch out/kite_table.c
@@ -310,11 +313,13 @@ rowsquick() {
 # short loses only its op), their lines put in bench/tuned/h200*.tsv in place
 # of the ops' old ones (both files come back in $OUT), the table regenerated
 # and libkite.so and kite-bench rebuilt; what it did goes to summary.txt.
+# KITE_TUNE_FROM=N: only the grid from N up is timed and replaced.
 tune_merge() {
-  local op f t0 rc done_=()
+  local op f t0 rc done_=() from=${KITE_TUNE_FROM:-64}
   for op in "$@"; do
     t0=$(date +%s)
-    timeout 120 build/kite-bench --tune "$OUT/tune.$op.tsv" --times "$OUT/tune.$op.times.tsv" --op $op >"$OUT/tune.$op.log" 2>&1
+    timeout 120 build/kite-bench --tune "$OUT/tune.$op.tsv" --times "$OUT/tune.$op.times.tsv" --op $op \
+      --from $from >"$OUT/tune.$op.log" 2>&1
     rc=$?
     # a table with variants missing tunes nothing: keep the old lines
     grep -q ' 0 variants ' "$OUT/tune.$op.log" && rc=3
@@ -323,8 +328,8 @@ tune_merge() {
   done
   [ ${#done_[@]} -gt 0 ] || return 0
   local alt=$(IFS='|'; echo "${done_[*]}")
-  for f in h200.tsv h200.times.tsv; do
-    { grep -vP "^($alt)\t" bench/tuned/$f
+  for f in h200.tsv h200.times.tsv; do   # the op's old lines from N = from up replaced
+    { awk -F'\t' -v ops="|$alt|" -v from=$from 'index(ops, "|" $1 "|") && $5 + 0 >= from { next } { print }' bench/tuned/$f
       for op in "${done_[@]}"; do grep -hvP '^(#|op\t)' "$OUT/tune.$op.${f#h200.}"; done; } >/tmp/$f
     cp /tmp/$f bench/tuned/$f; cp /tmp/$f "$OUT/$f"
   done

@@ -54,6 +54,7 @@ struct opts {
   int nns;
   int64_t elems;
   int64_t min_rows;   /* rows of a shape at the least, whatever elems says (the tune's) */
+  int64_t tune_from;  /* --tune: only the grid's N from this one up (a partial retune) */
   int variants, quick, device, warmup, reps;
   int aligned;        /* --check-dispatch draws row lengths that are multiples of 8 */
   uint64_t seed;      /* --check-dispatch's draws */
@@ -88,6 +89,7 @@ static void usage(FILE *f)
     "  --tune FILE            time every variant of every op (--op) and dtype at N = 64 ... 262144 (powers\n"
     "                         of two, and 1.5 * 2^k from 1536 on; M*N = 2^26, M >= 1024) and write the\n"
     "                         fastest two per shape to FILE (bench/tuned/<gpu>.tsv, read by make gen)\n"
+    "  --from N               with --tune: only the grid's N >= N (a retune of the long rows)\n"
     "  --times FILE           with --tune: every variant's time at each shape to FILE (with a\n"
     "                         header; `kite-bench gemm --tune --times` appends the gemm ones)\n"
     "  --check-dispatch       30 random N per op (bf16): the dispatched variant's time over\n"
@@ -684,12 +686,12 @@ static const kite_dtype TUNE_DTYPES[] = { KITE_BF16, KITE_F16, KITE_F32 };
    the powers of two, and from 1024 on the midpoints 1.5 * 2^k too (a row
    just past a power of two no longer fits the variant tuned there: the next
    point decides it, session 6, bench/NOTES.md). */
-static int tune_ns(int64_t ns[TUNE_NS_MAX])
+static int tune_ns(int64_t ns[TUNE_NS_MAX], int64_t from)
 {
   int n = 0;
   for (int64_t x = 64; x <= 262144; x *= 2) {
-    ns[n++] = x;
-    if (x >= 1024 && x < 262144) ns[n++] = x + x / 2;
+    if (x >= from) ns[n++] = x;
+    if (x >= 1024 && x < 262144 && x + x / 2 >= from) ns[n++] = x + x / 2;
   }
   return n;
 }
@@ -700,7 +702,7 @@ static int row_tune_work(struct tune_run *run, void *ctx)
 {
   const struct opts *o = ctx;
   int64_t ns[TUNE_NS_MAX];
-  const int nns = tune_ns(ns);
+  const int nns = tune_ns(ns, o->tune_from);
   char tail[512];
   int failures = 0, per_dtype = o->nops * nns;
   for (int di = 0; di < N_TUNE_DTYPES; di++) {
@@ -851,6 +853,9 @@ int main(int argc, char **argv)
       o.csv = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--tune") == 0) {
       tune = need_arg(argc, argv, &i);
+    } else if (strcmp(a, "--from") == 0) {
+      o.tune_from = parse_count(need_arg(argc, argv, &i), "--from");
+      if (o.tune_from > 262144) die("--from: the grid ends at N = 262144");
     } else if (strcmp(a, "--times") == 0) {
       times = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--check-dispatch") == 0) {
@@ -867,8 +872,8 @@ int main(int argc, char **argv)
   }
   if (o.warmup < 0) o.warmup = o.quick ? 2 : 5;
   if (o.reps < 0) o.reps = o.quick ? 10 : 50;
-  if (times && !tune) {
-    fprintf(stderr, "kite-bench: --times goes with --tune\n\n");
+  if ((times || o.tune_from) && !tune) {
+    fprintf(stderr, "kite-bench: --times and --from go with --tune\n\n");
     usage(stderr);
     return 2;
   }

@@ -1,0 +1,43 @@
+# Kernel objects built off the GPU machine, carried there so that a cold call
+# links instead of compiling ~1200 kernels (~200 s of device time a call).
+# Sourced by bench/device_run.sh (prebuilt_unpack) and run as a script here:
+#   bash bench/prebuilt.sh [DIR]   packs DIR's build/obj (default: this tree's;
+#   DIR may be a clean clone of the same commit, as the CI emulation's) into
+#   .prebuilt/, after checking that DIR's kernel sources are this tree's.
+# Then carry [".deps", ".prebuilt"] with `run`.
+
+# What a kernel object is made of: every out/*/*.cu, the headers they include
+# and the flags (kite.mk), names and contents.
+prebuilt_hash() {
+  (cd "${1:-.}" && find out -mindepth 2 -name '*.cu' -print0 | LC_ALL=C sort -z |
+     xargs -0 md5sum && md5sum runtime/kite.h runtime/kite_launch.h runtime/kite.mk) | md5sum | cut -c1-32
+}
+
+# On the GPU machine, before make: the carried objects unpacked into a build/
+# that has none, made newer than their sources, when they are of this tree.
+prebuilt_unpack() {
+  [ -f .prebuilt/objs.tgz ] || return 0
+  if [ -d build/obj ]; then echo "prebuilt: build/obj is there already, not unpacked"; return 0; fi
+  if [ "$(cat .prebuilt/hash)" != "$(prebuilt_hash)" ]; then
+    echo "prebuilt: objects of another tree ($(cat .prebuilt/commit)), not used"; return 0
+  fi
+  mkdir -p build && tar xzf .prebuilt/objs.tgz -C build && find build/obj -type f -exec touch {} + &&
+    echo "prebuilt: $(find build/obj -name '*.o' | wc -l) kernel objects of $(cat .prebuilt/commit) unpacked"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  set -euo pipefail
+  cd "$(dirname "$0")/.."
+  src=${1:-.}
+  [ "$(prebuilt_hash "$src")" = "$(prebuilt_hash)" ] || { echo "prebuilt.sh: $src's kernel sources differ from this tree's" >&2; exit 1; }
+  missing=$(cd "$src" && find out -mindepth 2 -name '*.cu' | sed 's|^out/\(.*\)\.cu$|build/obj/\1.o|' |
+            while read -r o; do [ -f "$o" ] || echo "$o"; done | wc -l)
+  [ "$missing" = 0 ] || { echo "prebuilt.sh: $missing kernel objects missing in $src/build/obj: build first" >&2; exit 1; }
+  grep -qx '/.prebuilt/' .git/info/exclude 2>/dev/null || echo '/.prebuilt/' >> .git/info/exclude
+  rm -rf .prebuilt && mkdir .prebuilt
+  (cd "$src/build" && find obj -mindepth 2 -type f ! -path 'obj/runtime/*' | LC_ALL=C sort |
+     tar czf - -T -) >.prebuilt/objs.tgz
+  prebuilt_hash >.prebuilt/hash
+  git rev-parse --short HEAD >.prebuilt/commit
+  echo "prebuilt.sh: $(du -h .prebuilt/objs.tgz | cut -f1) in .prebuilt/objs.tgz (commit $(cat .prebuilt/commit))"
+fi
