@@ -457,9 +457,10 @@ __device__ __forceinline__ void st_async_peer(float2 *slot, uint32_t cta, float2
   st_async_peer_f32x2(&slot->x, cta, v.x, v.y, bar);
 }
 
-// The cluster's combination of v, the CTA's value (the same in every thread).
-template <typename T, typename Op>
-__device__ __forceinline__ T cluster_combine(T v, Op op)
+// Every CTA's value v (the same in every thread of a CTA) in this CTA's
+// shared memory, by rank: read before this thread's next CTA barrier.
+template <typename T>
+__device__ __forceinline__ const T *cluster_exchange(T v)
 {
   static_assert(kCluster == 1 || (kRows == 1 && kWarps > 1), "cluster rows: one row per CTA, of several warps");
   xchg_t &x = xchg();
@@ -471,33 +472,48 @@ __device__ __forceinline__ T cluster_combine(T v, Op op)
   if (threadIdx.x == 0) mbar_arrive_expect_tx(bar, kCluster * sizeof(T));
   if (threadIdx.x < kCluster) st_async_peer(&slot[cluster_rank()], threadIdx.x, v, bar);
   mbar_wait_cluster(bar, (s >> 1) & 1);
+  return slot;
+}
+
+// The cluster's combination of v, the CTA's value (the same in every thread).
+template <typename T, typename Op>
+__device__ __forceinline__ T cluster_combine(T v, Op op)
+{
+  const T *slot = cluster_exchange(v);
   v = slot[0];
 #pragma unroll
   for (int k = 1; k < kCluster; ++k) v = op(v, slot[k]);
   return v;
 }
 
-// A row-wide reduction: warp shuffles, then the row's warps through shared
-// memory (red: kRedSlots per row, a slot per warp), then, for a row split
-// over a cluster, the CTAs' values by cluster_combine.  Combined in a fixed
-// order so results do not vary run to run.  Every thread of the CTA (of the
-// cluster) must call it when the row spans warps (CTAs): it holds a CTA
-// barrier (and waits for the cluster's values).  The warps' slots are
-// rewritten two reductions later, after the barrier of the one between.
+// A reduction over the CTA's part of a row: warp shuffles, then the row's
+// warps through shared memory (red: kRedSlots per row, a slot per warp).
+// Every thread of the CTA must call it when the row spans warps: it holds a
+// CTA barrier.  The warps' slots are rewritten two reductions later, after
+// the barrier of the one between.
 template <typename T, typename Op>
-__device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
+__device__ __forceinline__ T cta_reduce(T v, T (*red)[kRedSlots], Op op)
 {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = op(v, shfl_xor(v, o));
-  if constexpr (kWarps == 1 && kCluster == 1) return v;
-  const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
   if constexpr (kWarps > 1) {
+    const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
     if (threadIdx.x % 32 == 0) red[r][w] = v;
     __syncthreads();
     v = red[r][0];
 #pragma unroll
     for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
   }
+  return v;
+}
+
+// A row-wide reduction: the CTA's (cta_reduce), then, for a row split over a
+// cluster, the CTAs' values by cluster_combine.  Combined in a fixed order so
+// results do not vary run to run; every thread of the cluster calls it.
+template <typename T, typename Op>
+__device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
+{
+  v = cta_reduce(v, red, op);
   if constexpr (kCluster > 1) v = cluster_combine(v, op);
   return v;
 }
@@ -875,14 +891,16 @@ __device__ __forceinline__ moments_t chunk_moments(const raw_t (&r)[kNv], int ba
 }
 
 // y of x's access at element i from d = x - mean (w and b's accesses given;
-// b absent: zeros).
-__device__ __forceinline__ void access_y(float *d, const raw_t &w, const raw_t &b, float rs, int i, int n, elem_t *y)
+// b absent: zeros).  Cluster rows centre d on their CTA's mean instead: c =
+// (that mean - the row's) * rs.
+__device__ __forceinline__ void access_y(float *d, const raw_t &w, const raw_t &b, float rs, float c, int i, int n,
+                                         elem_t *y)
 {
   float fw[kVec], fb[kVec];
   raw_floats1(w, fw);
   raw_floats1(b, fb);
 #pragma unroll
-  for (int e = 0; e < kVec; ++e) d[e] = fmaf(d[e] * rs, fw[e], fb[e]);
+  for (int e = 0; e < kVec; ++e) d[e] = fmaf(kCluster > 1 ? fmaf(d[e], rs, c) : d[e] * rs, fw[e], fb[e]);
   store_floats(y, i, n, d);
 }
 
@@ -897,6 +915,46 @@ __device__ __forceinline__ stats_t row_stats(const moments_t &mo, red_t &red, in
   st.mean = row_sum(mo.n * mo.mean, red.s) / (float)n;
   const float d = mo.mean - st.mean;
   st.rs = rsqrtf(row_sum(fmaf(mo.n * d, d, mo.m2), red.q) / (float)n + eps);
+  return st;
+}
+
+// The elements of a row of n that the CTA of cluster rank r holds: its
+// kThreads accesses' span in each of the kNv.
+__device__ __forceinline__ int cta_elems(int n, int r)
+{
+  int c = 0;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) c += min(kThreads * kVec, max(0, n - access_index(0, j, r * kThreads)));
+  return c;
+}
+
+// A cluster row's mean and rstd with one exchange between its CTAs (each an
+// mbarrier round trip, which two reductions paid twice): each CTA's sum and
+// squares about its own mean (f centred on it), merged in rank order by
+// Chan, Golub and LeVeque's formula from the counts.  *c: access_y's
+// correction from the CTA's mean to the row's.
+template <int kC = kCluster>
+__device__ __forceinline__ stats_t cluster_stats(float *f, float s, red_t &red, int t, int n, float eps, float *c)
+{
+  const int rank = (int)cluster_rank();
+  const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, rank);
+  const float mc = nc > 0.f ? sc / nc : 0.f;
+  float q = 0.f;
+#pragma unroll
+  for (int j = 0; j < kNv; ++j) q = access_squares(&f[j * kVec], mc, access_index(0, j, t), n, q);
+  const float2 *v = cluster_exchange(make_float2(sc, cta_reduce(q, red.q, op_sum{})));
+  float total = 0.f, m2 = 0.f;
+#pragma unroll
+  for (int r = 0; r < kC; ++r) total += v[r].x;
+  stats_t st;
+  st.mean = total / (float)n;
+#pragma unroll
+  for (int r = 0; r < kC; ++r) {
+    const float nr = (float)cta_elems(n, r), d = nr > 0.f ? v[r].x / nr - st.mean : 0.f;
+    m2 += fmaf(nr * d, d, v[r].y);
+  }
+  st.rs = rsqrtf(m2 / (float)n + eps);
+  *c = (mc - st.mean) * st.rs;
   return st;
 }
 
@@ -951,19 +1009,23 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
       cp_async_wait();   // this thread's w and b slots (a no-op after the first row block)
       float f[kElems];   // x converted once (0 past the row's end), then centred: the squares and y
       raw_floats(r.x, f);
-      float s = 0.f, q = 0.f;
+      float s = 0.f, q = 0.f, c = 0.f;
 #pragma unroll
       for (int e = 0; e < kElems; ++e) s += f[e];
       stats_t st;
-      st.mean = row_sum(s, red[k].s) / (float)n;
+      if constexpr (kCluster > 1) {
+        st = cluster_stats(f, s, red[k], p.t, n, a.eps, &c);
+      } else {
+        st.mean = row_sum(s, red[k].s) / (float)n;
 #pragma unroll
-      for (int j = 0; j < kNv; ++j) q = access_squares(&f[j * kVec], st.mean, access_index(0, j, p.t), n, q);
-      st.rs = rsqrtf(row_sum(q, red[k].q) / (float)n + a.eps);
+        for (int j = 0; j < kNv; ++j) q = access_squares(&f[j * kVec], st.mean, access_index(0, j, p.t), n, q);
+        st.rs = rsqrtf(row_sum(q, red[k].q) / (float)n + a.eps);
+      }
       elem_t *y = row_out(a.y, a.ldy, p);
       const int m = p.live ? n : 0;   // dead rows store nothing
 #pragma unroll
       for (int j = 0; j < kNv; ++j)
-        access_y(&f[j * kVec], w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], st.rs,
+        access_y(&f[j * kVec], w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], st.rs, c,
                  access_index(0, j, p.t), m, y);
       store_stats(a, p, st);   // after y: fewer registers live across its stores
     });
@@ -994,7 +1056,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
         raw_floats1(r[j], d);
 #pragma unroll
         for (int e = 0; e < kVec; ++e) d[e] -= st.mean;
-        access_y(d, rw[j], rb[j], st.rs, i, m, y);
+        access_y(d, rw[j], rb[j], st.rs, 0.f, i, m, y);
       }
     }
   });

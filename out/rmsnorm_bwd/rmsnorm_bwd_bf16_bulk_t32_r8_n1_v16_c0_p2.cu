@@ -458,9 +458,10 @@ __device__ __forceinline__ void st_async_peer(float2 *slot, uint32_t cta, float2
   st_async_peer_f32x2(&slot->x, cta, v.x, v.y, bar);
 }
 
-// The cluster's combination of v, the CTA's value (the same in every thread).
-template <typename T, typename Op>
-__device__ __forceinline__ T cluster_combine(T v, Op op)
+// Every CTA's value v (the same in every thread of a CTA) in this CTA's
+// shared memory, by rank: read before this thread's next CTA barrier.
+template <typename T>
+__device__ __forceinline__ const T *cluster_exchange(T v)
 {
   static_assert(kCluster == 1 || (kRows == 1 && kWarps > 1), "cluster rows: one row per CTA, of several warps");
   xchg_t &x = xchg();
@@ -472,33 +473,48 @@ __device__ __forceinline__ T cluster_combine(T v, Op op)
   if (threadIdx.x == 0) mbar_arrive_expect_tx(bar, kCluster * sizeof(T));
   if (threadIdx.x < kCluster) st_async_peer(&slot[cluster_rank()], threadIdx.x, v, bar);
   mbar_wait_cluster(bar, (s >> 1) & 1);
+  return slot;
+}
+
+// The cluster's combination of v, the CTA's value (the same in every thread).
+template <typename T, typename Op>
+__device__ __forceinline__ T cluster_combine(T v, Op op)
+{
+  const T *slot = cluster_exchange(v);
   v = slot[0];
 #pragma unroll
   for (int k = 1; k < kCluster; ++k) v = op(v, slot[k]);
   return v;
 }
 
-// A row-wide reduction: warp shuffles, then the row's warps through shared
-// memory (red: kRedSlots per row, a slot per warp), then, for a row split
-// over a cluster, the CTAs' values by cluster_combine.  Combined in a fixed
-// order so results do not vary run to run.  Every thread of the CTA (of the
-// cluster) must call it when the row spans warps (CTAs): it holds a CTA
-// barrier (and waits for the cluster's values).  The warps' slots are
-// rewritten two reductions later, after the barrier of the one between.
+// A reduction over the CTA's part of a row: warp shuffles, then the row's
+// warps through shared memory (red: kRedSlots per row, a slot per warp).
+// Every thread of the CTA must call it when the row spans warps: it holds a
+// CTA barrier.  The warps' slots are rewritten two reductions later, after
+// the barrier of the one between.
 template <typename T, typename Op>
-__device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
+__device__ __forceinline__ T cta_reduce(T v, T (*red)[kRedSlots], Op op)
 {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = op(v, shfl_xor(v, o));
-  if constexpr (kWarps == 1 && kCluster == 1) return v;
-  const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
   if constexpr (kWarps > 1) {
+    const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
     if (threadIdx.x % 32 == 0) red[r][w] = v;
     __syncthreads();
     v = red[r][0];
 #pragma unroll
     for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
   }
+  return v;
+}
+
+// A row-wide reduction: the CTA's (cta_reduce), then, for a row split over a
+// cluster, the CTAs' values by cluster_combine.  Combined in a fixed order so
+// results do not vary run to run; every thread of the cluster calls it.
+template <typename T, typename Op>
+__device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
+{
+  v = cta_reduce(v, red, op);
   if constexpr (kCluster > 1) v = cluster_combine(v, op);
   return v;
 }
@@ -1001,45 +1017,60 @@ __device__ __forceinline__ void partial_accum(float *row, int i, int n, bool fir
 }
 
 // Resident rows keep their sums in dynamic shared memory (after kDynSmem), a float per
-// element a thread holds and sum, [sum][access][thread][element]: a thread's
-// sums of an access side by side (16-byte shared loads), registers free for
-// the rows.
+// element a thread holds and sum, registers free for the rows.  The kVec sums
+// of an access are split into groups of kAccW (16 bytes where kVec allows),
+// each group in a plane [sum][access][group][thread] of its own: a warp's
+// 16-byte loads of one group are contiguous (no bank conflicts; a thread's
+// whole access side by side made every load two-way conflicted).
+constexpr int kAccW = kVec % 4 == 0 ? 4 : kVec;
 constexpr int kAccBytes = kResident ? kSums * kElems * kCtaThreads * (int)sizeof(float) : 0;
 
-// This thread's kVec values of sum q for its access j.
-__device__ __forceinline__ float *acc_at(int q, int j, int thread = threadIdx.x)
+// This thread's group g (kAccW values) of sum q for its access j.
+__device__ __forceinline__ float *acc_at(int q, int j, int g, int thread = threadIdx.x)
 {
-  return reinterpret_cast<float *>(row_cache + kDynSmem / sizeof(raw_t)) + ((q * kNv + j) * kCtaThreads + thread) * kVec;
+  return reinterpret_cast<float *>(row_cache + kDynSmem / sizeof(raw_t)) +
+         (((q * kNv + j) * (kVec / kAccW) + g) * kCtaThreads + thread) * kAccW;
 }
 
-__device__ __forceinline__ void acc_zero(float *s)
+// Value e of this thread's access j in sum q.
+__device__ __forceinline__ float &acc_ref(int q, int j, int e, int thread = threadIdx.x)
 {
-#pragma unroll
-  for (int e = 0; e < kVec; ++e) s[e] = 0.f;
+  return acc_at(q, j, e / kAccW, thread)[e % kAccW];
 }
 
-// s += a * b, element-wise over an access.
-__device__ __forceinline__ void acc_add(float *s, const float (&a)[kVec], const float (&b)[kVec])
+// Sum q of access j += a * b, element-wise over the access.
+__device__ __forceinline__ void acc_add(int q, int j, const float (&a)[kVec], const float (&b)[kVec])
 {
-  if constexpr (kVec % 4 == 0) {
 #pragma unroll
-    for (int q = 0; q < kVec / 4; ++q) {
-      float4 v = reinterpret_cast<float4 *>(s)[q];
-      v.x = fmaf(a[4 * q], b[4 * q], v.x), v.y = fmaf(a[4 * q + 1], b[4 * q + 1], v.y);
-      v.z = fmaf(a[4 * q + 2], b[4 * q + 2], v.z), v.w = fmaf(a[4 * q + 3], b[4 * q + 3], v.w);
-      reinterpret_cast<float4 *>(s)[q] = v;
+  for (int g = 0; g < kVec / kAccW; ++g) {
+    float *s = acc_at(q, j, g);
+    if constexpr (kAccW == 4) {
+      float4 v = *reinterpret_cast<float4 *>(s);
+      v.x = fmaf(a[4 * g], b[4 * g], v.x), v.y = fmaf(a[4 * g + 1], b[4 * g + 1], v.y);
+      v.z = fmaf(a[4 * g + 2], b[4 * g + 2], v.z), v.w = fmaf(a[4 * g + 3], b[4 * g + 3], v.w);
+      *reinterpret_cast<float4 *>(s) = v;
+    } else {
+#pragma unroll
+      for (int e = 0; e < kAccW; ++e) s[e] = fmaf(a[g * kAccW + e], b[g * kAccW + e], s[e]);
     }
-  } else {
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) s[e] = fmaf(a[e], b[e], s[e]);
   }
 }
 
-// s += a, element-wise over an access.
-__device__ __forceinline__ void acc_add_plain(float *s, const float (&a)[kVec])
+// Sum q of access j += a, element-wise over the access.
+__device__ __forceinline__ void acc_add_plain(int q, int j, const float (&a)[kVec])
 {
 #pragma unroll
-  for (int e = 0; e < kVec; ++e) s[e] += a[e];
+  for (int g = 0; g < kVec / kAccW; ++g) {
+    float *s = acc_at(q, j, g);
+    if constexpr (kAccW == 4) {
+      float4 v = *reinterpret_cast<float4 *>(s);
+      v.x += a[4 * g], v.y += a[4 * g + 1], v.z += a[4 * g + 2], v.w += a[4 * g + 3];
+      *reinterpret_cast<float4 *>(s) = v;
+    } else {
+#pragma unroll
+      for (int e = 0; e < kAccW; ++e) s[e] += a[g * kAccW + e];
+    }
+  }
 }
 
 // Zeroes this thread's sums.
@@ -1048,7 +1079,9 @@ __device__ __forceinline__ void acc_zero_all()
 #pragma unroll
   for (int q = 0; q < kSums; ++q)
 #pragma unroll
-    for (int j = 0; j < kNv; ++j) acc_zero(acc_at(q, j));
+    for (int j = 0; j < kNv; ++j)
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) acc_ref(q, j, e) = 0.f;
 }
 
 // The CTA's row groups' sums added in row-group order, stored as the CTA's
@@ -1066,8 +1099,8 @@ __device__ __forceinline__ void store_partial(float *part, int n)
 #pragma unroll
       for (int e = 0; e < kVec; ++e) {
         if (i + e >= n) continue;
-        float s = acc_at(q, j, t)[e];
-        for (int g = 1; g < kRows; ++g) s += acc_at(q, j, g * kThreads + t)[e];
+        float s = acc_ref(q, j, e, t);
+        for (int g = 1; g < kRows; ++g) s += acc_ref(q, j, e, g * kThreads + t);
         part[q * partial_ld(n) + i + e] = s;
       }
     }
@@ -1164,7 +1197,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
         const int i = access_index(0, j, p.t);
         float fx[kVec], fg[kVec];
         access_dx(r.x[j], r.g[j], w_at(j), off, rs, c, i, p.live ? n : 0, dx, fx, fg);   // dead rows: no store
-        acc_add(acc_at(0, j), fg, fx);
+        acc_add(0, j, fg, fx);
       }
     });
     if (part) store_partial(part, n);

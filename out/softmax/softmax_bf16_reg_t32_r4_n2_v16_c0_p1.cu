@@ -455,9 +455,10 @@ __device__ __forceinline__ void st_async_peer(float2 *slot, uint32_t cta, float2
   st_async_peer_f32x2(&slot->x, cta, v.x, v.y, bar);
 }
 
-// The cluster's combination of v, the CTA's value (the same in every thread).
-template <typename T, typename Op>
-__device__ __forceinline__ T cluster_combine(T v, Op op)
+// Every CTA's value v (the same in every thread of a CTA) in this CTA's
+// shared memory, by rank: read before this thread's next CTA barrier.
+template <typename T>
+__device__ __forceinline__ const T *cluster_exchange(T v)
 {
   static_assert(kCluster == 1 || (kRows == 1 && kWarps > 1), "cluster rows: one row per CTA, of several warps");
   xchg_t &x = xchg();
@@ -469,33 +470,48 @@ __device__ __forceinline__ T cluster_combine(T v, Op op)
   if (threadIdx.x == 0) mbar_arrive_expect_tx(bar, kCluster * sizeof(T));
   if (threadIdx.x < kCluster) st_async_peer(&slot[cluster_rank()], threadIdx.x, v, bar);
   mbar_wait_cluster(bar, (s >> 1) & 1);
+  return slot;
+}
+
+// The cluster's combination of v, the CTA's value (the same in every thread).
+template <typename T, typename Op>
+__device__ __forceinline__ T cluster_combine(T v, Op op)
+{
+  const T *slot = cluster_exchange(v);
   v = slot[0];
 #pragma unroll
   for (int k = 1; k < kCluster; ++k) v = op(v, slot[k]);
   return v;
 }
 
-// A row-wide reduction: warp shuffles, then the row's warps through shared
-// memory (red: kRedSlots per row, a slot per warp), then, for a row split
-// over a cluster, the CTAs' values by cluster_combine.  Combined in a fixed
-// order so results do not vary run to run.  Every thread of the CTA (of the
-// cluster) must call it when the row spans warps (CTAs): it holds a CTA
-// barrier (and waits for the cluster's values).  The warps' slots are
-// rewritten two reductions later, after the barrier of the one between.
+// A reduction over the CTA's part of a row: warp shuffles, then the row's
+// warps through shared memory (red: kRedSlots per row, a slot per warp).
+// Every thread of the CTA must call it when the row spans warps: it holds a
+// CTA barrier.  The warps' slots are rewritten two reductions later, after
+// the barrier of the one between.
 template <typename T, typename Op>
-__device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
+__device__ __forceinline__ T cta_reduce(T v, T (*red)[kRedSlots], Op op)
 {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = op(v, shfl_xor(v, o));
-  if constexpr (kWarps == 1 && kCluster == 1) return v;
-  const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
   if constexpr (kWarps > 1) {
+    const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
     if (threadIdx.x % 32 == 0) red[r][w] = v;
     __syncthreads();
     v = red[r][0];
 #pragma unroll
     for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
   }
+  return v;
+}
+
+// A row-wide reduction: the CTA's (cta_reduce), then, for a row split over a
+// cluster, the CTAs' values by cluster_combine.  Combined in a fixed order so
+// results do not vary run to run; every thread of the cluster calls it.
+template <typename T, typename Op>
+__device__ __forceinline__ T row_reduce(T v, T (*red)[kRedSlots], Op op)
+{
+  v = cta_reduce(v, red, op);
   if constexpr (kCluster > 1) v = cluster_combine(v, op);
   return v;
 }

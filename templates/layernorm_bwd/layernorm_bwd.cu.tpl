@@ -108,8 +108,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_bwd(const kit
       for (int j = 0; j < kNv; ++j) {
         float fx[kVec], fg[kVec];
         access_dx(r.x[j], r.g[j], w_at(j), st, access_index(0, j, p.t), p.live ? n : 0, dx, fx, fg);   // dead rows: no store
-        acc_add(acc_at(0, j), fg, fx);
-        acc_add_plain(acc_at(1, j), fg);
+        acc_add(0, j, fg, fx);
+        acc_add_plain(1, j, fg);
       }
     });
     if (part) store_partial(part, n);

@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
         const int i = access_index(0, j, p.t);
         float fx[kVec], fg[kVec];
         access_dx(r.x[j], r.g[j], w_at(j), off, rs, c, i, p.live ? n : 0, dx, fx, fg);   // dead rows: no store
-        acc_add(acc_at(0, j), fg, fx);
+        acc_add(0, j, fg, fx);
       }
     });
     if (part) store_partial(part, n);
