@@ -554,12 +554,16 @@ __device__ __forceinline__ ms_t row_ms(ms_t v, scratch_t &red)
 // Resident rows' statistics over the floats a thread holds: the row's max,
 // then each element's exp2 once (left in f for the caller, 0 for the -inf
 // fill), summed.  A row of -inf (or a dead row's fill) gets max -inf and sum 0.
-__device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red)
+// A row over a cluster exchanges each CTA's max and its sum relative to it
+// once (its max, then its sum, paid two exchanges, each an mbarrier round
+// trip): f is then relative to the CTA's max, and *f_scale (1 elsewhere)
+// takes it to the row's.
+__device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red, float *f_scale)
 {
   float m = f[0];
 #pragma unroll
   for (int e = 1; e < kElems; ++e) m = fmaxf(m, f[e]);
-  m = row_max(m, red.m);
+  m = kCluster > 1 ? cta_reduce(m, red.m, op_max{}) : row_max(m, red.m);
   const float ms = m == -INFINITY ? 0.f : m * kLog2e;
   float s = 0.f;
 #pragma unroll
@@ -567,7 +571,22 @@ __device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red)
     f[e] = fast_exp2(fmaf(f[e], kLog2e, -ms));
     s += f[e];
   }
-  return { m, row_sum(s, red.s) };
+  *f_scale = 1.f;
+  if constexpr (kCluster == 1) {
+    return { m, row_sum(s, red.s) };
+  } else {
+    const float2 *v = cluster_exchange(make_float2(m, cta_reduce(s, red.s, op_sum{})));
+    float mx = -INFINITY, sum = 0.f;   // merged online in rank order: few registers (x16 rows sit at 64)
+#pragma unroll 1
+    for (int r = 0; r < kCluster; ++r) {
+      const float2 u = v[r];
+      const float nm = fmaxf(mx, u.x);
+      if (nm != -INFINITY) sum = fmaf(sum, fast_exp2((mx - nm) * kLog2e), u.y * fast_exp2((u.x - nm) * kLog2e));
+      mx = nm;
+    }
+    *f_scale = m == -INFINITY ? 0.f : fast_exp2((m - mx) * kLog2e);
+    return { mx, sum };
+  }
 }
 
 // Where this thread works: its row within the CTA and lane within the row.
@@ -930,30 +949,27 @@ __device__ __forceinline__ int cta_elems(int n, int r)
 
 // A cluster row's mean and rstd with one exchange between its CTAs (each an
 // mbarrier round trip, which two reductions paid twice): each CTA's sum and
-// squares about its own mean (f centred on it), merged in rank order by
-// Chan, Golub and LeVeque's formula from the counts.  *c: access_y's
-// correction from the CTA's mean to the row's.
+// squares about its own mean (f centred on it), its moments merged in rank
+// order (moments_merge, few registers live).  *c: access_y's correction from
+// the CTA's mean to the row's.
 template <int kC = kCluster>
 __device__ __forceinline__ stats_t cluster_stats(float *f, float s, red_t &red, int t, int n, float eps, float *c)
 {
-  const int rank = (int)cluster_rank();
-  const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, rank);
+  const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, (int)cluster_rank());
   const float mc = nc > 0.f ? sc / nc : 0.f;
   float q = 0.f;
 #pragma unroll
   for (int j = 0; j < kNv; ++j) q = access_squares(&f[j * kVec], mc, access_index(0, j, t), n, q);
   const float2 *v = cluster_exchange(make_float2(sc, cta_reduce(q, red.q, op_sum{})));
-  float total = 0.f, m2 = 0.f;
-#pragma unroll
-  for (int r = 0; r < kC; ++r) total += v[r].x;
-  stats_t st;
-  st.mean = total / (float)n;
-#pragma unroll
+  moments_t mo = { 0.f, 0.f, 0.f };
+#pragma unroll 1
   for (int r = 0; r < kC; ++r) {
-    const float nr = (float)cta_elems(n, r), d = nr > 0.f ? v[r].x / nr - st.mean : 0.f;
-    m2 += fmaf(nr * d, d, v[r].y);
+    const float nr = (float)cta_elems(n, r);
+    mo = moments_merge(mo, { nr, nr > 0.f ? v[r].x / nr : 0.f, v[r].y });
   }
-  st.rs = rsqrtf(m2 / (float)n + eps);
+  stats_t st;
+  st.mean = mo.mean;
+  st.rs = rsqrtf(mo.m2 / (float)n + eps);
   *c = (mc - st.mean) * st.rs;
   return st;
 }

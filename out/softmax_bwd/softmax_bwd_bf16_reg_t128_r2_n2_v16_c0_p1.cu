@@ -553,12 +553,16 @@ __device__ __forceinline__ ms_t row_ms(ms_t v, scratch_t &red)
 // Resident rows' statistics over the floats a thread holds: the row's max,
 // then each element's exp2 once (left in f for the caller, 0 for the -inf
 // fill), summed.  A row of -inf (or a dead row's fill) gets max -inf and sum 0.
-__device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red)
+// A row over a cluster exchanges each CTA's max and its sum relative to it
+// once (its max, then its sum, paid two exchanges, each an mbarrier round
+// trip): f is then relative to the CTA's max, and *f_scale (1 elsewhere)
+// takes it to the row's.
+__device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red, float *f_scale)
 {
   float m = f[0];
 #pragma unroll
   for (int e = 1; e < kElems; ++e) m = fmaxf(m, f[e]);
-  m = row_max(m, red.m);
+  m = kCluster > 1 ? cta_reduce(m, red.m, op_max{}) : row_max(m, red.m);
   const float ms = m == -INFINITY ? 0.f : m * kLog2e;
   float s = 0.f;
 #pragma unroll
@@ -566,7 +570,22 @@ __device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red)
     f[e] = fast_exp2(fmaf(f[e], kLog2e, -ms));
     s += f[e];
   }
-  return { m, row_sum(s, red.s) };
+  *f_scale = 1.f;
+  if constexpr (kCluster == 1) {
+    return { m, row_sum(s, red.s) };
+  } else {
+    const float2 *v = cluster_exchange(make_float2(m, cta_reduce(s, red.s, op_sum{})));
+    float mx = -INFINITY, sum = 0.f;   // merged online in rank order: few registers (x16 rows sit at 64)
+#pragma unroll 1
+    for (int r = 0; r < kCluster; ++r) {
+      const float2 u = v[r];
+      const float nm = fmaxf(mx, u.x);
+      if (nm != -INFINITY) sum = fmaf(sum, fast_exp2((mx - nm) * kLog2e), u.y * fast_exp2((u.x - nm) * kLog2e));
+      mx = nm;
+    }
+    *f_scale = m == -INFINITY ? 0.f : fast_exp2((m - mx) * kLog2e);
+    return { mx, sum };
+  }
 }
 
 // Where this thread works: its row within the CTA and lane within the row.

@@ -89,7 +89,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) cross_entropy_fwd(const
       put_target(x.r, p.t, x.tgt, m, &tlogit[k][r]);
       float f[kElems];
       raw_floats(x.r, f);
-      const ms_t st = resident_ms(f, red[k]);
+      float f_scale;   // f is not read again: its scale unused
+      const ms_t st = resident_ms(f, red[k], &f_scale);
       if constexpr (kWarps == 1) __syncwarp();
       const bool in = x.tgt >= 0 && x.tgt < a.N && x.tgt != a.ignore_index;
       write_loss(a, p, st, classify_target(a, x.tgt, in && p.t == 0 ? tlogit[k][r] : 0.f));

@@ -98,30 +98,27 @@ __device__ __forceinline__ int cta_elems(int n, int r)
 
 // A cluster row's mean and rstd with one exchange between its CTAs (each an
 // mbarrier round trip, which two reductions paid twice): each CTA's sum and
-// squares about its own mean (f centred on it), merged in rank order by
-// Chan, Golub and LeVeque's formula from the counts.  *c: access_y's
-// correction from the CTA's mean to the row's.
+// squares about its own mean (f centred on it), its moments merged in rank
+// order (moments_merge, few registers live).  *c: access_y's correction from
+// the CTA's mean to the row's.
 template <int kC = kCluster>
 __device__ __forceinline__ stats_t cluster_stats(float *f, float s, red_t &red, int t, int n, float eps, float *c)
 {
-  const int rank = (int)cluster_rank();
-  const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, rank);
+  const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, (int)cluster_rank());
   const float mc = nc > 0.f ? sc / nc : 0.f;
   float q = 0.f;
 #pragma unroll
   for (int j = 0; j < kNv; ++j) q = access_squares(&f[j * kVec], mc, access_index(0, j, t), n, q);
   const float2 *v = cluster_exchange(make_float2(sc, cta_reduce(q, red.q, op_sum{})));
-  float total = 0.f, m2 = 0.f;
-#pragma unroll
-  for (int r = 0; r < kC; ++r) total += v[r].x;
-  stats_t st;
-  st.mean = total / (float)n;
-#pragma unroll
+  moments_t mo = { 0.f, 0.f, 0.f };
+#pragma unroll 1
   for (int r = 0; r < kC; ++r) {
-    const float nr = (float)cta_elems(n, r), d = nr > 0.f ? v[r].x / nr - st.mean : 0.f;
-    m2 += fmaf(nr * d, d, v[r].y);
+    const float nr = (float)cta_elems(n, r);
+    mo = moments_merge(mo, { nr, nr > 0.f ? v[r].x / nr : 0.f, v[r].y });
   }
-  st.rs = rsqrtf(m2 / (float)n + eps);
+  stats_t st;
+  st.mean = mo.mean;
+  st.rs = rsqrtf(mo.m2 / (float)n + eps);
   *c = (mc - st.mean) * st.rs;
   return st;
 }

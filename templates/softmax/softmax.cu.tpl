@@ -25,7 +25,8 @@ __device__ __forceinline__ void softmax_resident(const raw_t (&r)[kNv], int t, i
 {
   float f[kElems];
   raw_floats(r, f);
-  const float inv = 1.f / resident_ms(f, red).s;
+  float f_scale;
+  const float s = resident_ms(f, red, &f_scale).s, inv = kCluster > 1 ? f_scale / s : 1.f / s;
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
     const int i = access_index(0, j, t);
