@@ -637,15 +637,17 @@ ncurow() {
 # variant but the x16 norm rows: their processes ran out of time before them.
 byname() {
   local globs=${KITE_BYNAME:-${KITE_ONLY:?byname needs KITE_ONLY or KITE_BYNAME}}
-  mkdir -p /tmp/bn; rm -f /tmp/bn/*.log
+  mkdir -p /tmp/bn; rm -f /tmp/bn/*
   export BN_END=$(( T0 + ${KITE_CALL_S:-570} ))   # each process stops by then, however late it starts
   awk -F'\t' 'NR > 1 { print $1, $2 }' out/manifest.tsv | { set -f   # globs of variant names, not of files
     while read -r v op; do
       for g in $globs; do case $v in $g) echo "$v $(op_binary $op)"; break ;; esac; done
-    done; } | xargs -P 16 -L 1 sh -c 'left=$(( BN_END - $(date +%s) )); [ $left -gt 5 ] || exit 0
-      CK_RUN_CASE=variants KITE_TEST_ONLY="$0" timeout $left build/$1 >/tmp/bn/$0.log 2>&1'
+    done; } >/tmp/bn/list
+  [ -s /tmp/bn/list ] || { echo "byname: no variant matches '$globs'" | tee -a "$OUT/summary.txt"; return; }
+  xargs -P 16 -L 1 sh -c 'left=$(( BN_END - $(date +%s) )); [ $left -gt 5 ] || exit 0
+      CK_RUN_CASE=variants KITE_TEST_ONLY="$0" timeout $left build/$1 >/tmp/bn/$0.log 2>&1' </tmp/bn/list
   cat /tmp/bn/*.log >"$OUT/byname_tests.log"
-  { echo "---- tested by name: $(ls /tmp/bn/*.log | wc -l) variants, $(( $(date +%s) - T0 )) s"
+  { echo "---- tested by name: $(ls /tmp/bn/*.log | wc -l) of $(wc -l </tmp/bn/list) variants, $(( $(date +%s) - T0 )) s"
     checks_total "$OUT/byname_tests.log"
     echo "processes done: $(procs_done "$OUT/byname_tests.log"); variants run: $(variants_run "$OUT/byname_tests.log")"
     grep -E ":[EF]:|crashed" "$OUT/byname_tests.log" | cut -c1-300 | head -8; procs_cut /tmp/bn/*.log; } | tee -a "$OUT/summary.txt"
