@@ -400,6 +400,8 @@ ops() {
     echo "objects with LDL/STL in SASS: $(wc -l <"$OUT/ldl.txt") of $(wc -l <"$OUT/objs.txt")"; } | tee -a "$OUT/summary.txt"
   tune_merge ${list//,/ }
   cat "$OUT"/tune.*.log "$OUT/regen.log" >"$OUT/tune.log" 2>/dev/null
+  # the per-op files in one archive: a call brings back only a few files (session 18 lost 15)
+  (cd "$OUT" && tar czf tunes.tgz tune.*.* && rm -f tune.*.*)
   PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op "$list" \
     --n 1024,4096,16384,65536,131072,262144 >"$OUT/vs_torch.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(${list//,/|}) |^(geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -30; } | tee -a "$OUT/summary.txt"
@@ -570,6 +572,8 @@ retune() {
   local list=${KITE_OPS:?set KITE_OPS, e.g. cross_entropy_bwd,rmsnorm_bwd}
   tune_merge ${list//,/ }
   cat "$OUT"/tune.*.log "$OUT/regen.log" >"$OUT/tune.log" 2>/dev/null
+  # the per-op files in one archive: a call brings back only a few files (session 18 lost 15)
+  (cd "$OUT" && tar czf tunes.tgz tune.*.* && rm -f tune.*.*)
   PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" \
     --n 1024,4096,16384,65536,131072,262144 >"$OUT/vs_torch.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -vE '^#' "$OUT/vs_torch.txt" | tail -52; } | tee -a "$OUT/summary.txt"
