@@ -51,21 +51,31 @@ procs_done() { grep -cE '^[0-9]+%: Checks' "$1"; }
 variants_run() { grep -cE 'shapes, worst|^variant .*; worst' "$1"; }
 # Of the test logs named, those whose process did not finish (cut by its time limit, or crashed).
 procs_cut() { local f; for f in "$@"; do grep -qE '^[0-9]+%: Checks' "$f" || echo "cut: $(basename "$f" .log)"; done; }
+# A test log and the processes' own logs: totals, failures, the processes cut.
+tests_report() {
+  local log=$1; shift
+  checks_total "$log"
+  echo "processes done: $(procs_done "$log") of $#; variants run: $(variants_run "$log")"
+  grep -E ":[EF]:|crashed" "$log" | cut -c1-300 | head -8
+  procs_cut "$@"
+}
 # Of the objects named on stdin, those whose SASS uses local memory (LDL/STL), 4 dumps at a time.
 with_ldl() { xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"'; }
 
 source bench/prebuilt.sh
+# What the table object was built from: the variants asked for and the table's source.
+table_stamp() { echo "${KITE_ONLY:-all} $(md5sum <out/kite_table.c)"; }
 build() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
   # the device's .git may lag the tree it was sent: pass KITE_COMMIT (tune lines carry it too)
   echo "${KITE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null) (git there; KITE_COMMIT unset)}"
-  local t0=$(date +%s) stamp="${KITE_ONLY:-all} $(md5sum <out/kite_table.c)"
+  local t0=$(date +%s)
   [ -z "${KITE_ONLY:-}" ] && prebuilt_unpack
   # After a KITE_ONLY build on this warm machine the table copied in is older
   # than its object, which still holds the KITE_ONLY table (seen in session 18).
-  [ "$(cat build/.kite_table 2>/dev/null)" = "$stamp" ] || touch out/kite_table.c
+  [ "$(cat build/.kite_table 2>/dev/null)" = "$(table_stamp)" ] || touch out/kite_table.c
   { make -j16 && make -j16 build/kite-bench test-bins; } >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-  echo "${KITE_ONLY:-all} $(md5sum <out/kite_table.c)" >build/.kite_table
+  table_stamp >build/.kite_table
   echo "build: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
 }
 
@@ -312,7 +322,9 @@ rowsquick() {
 # The row tune of each op named, each into its own file in $OUT (a tune cut
 # short loses only its op), their lines put in bench/tuned/h200*.tsv in place
 # of the ops' old ones (both files come back in $OUT), the table regenerated
-# and libkite.so and kite-bench rebuilt; what it did goes to summary.txt.
+# and libkite.so and kite-bench rebuilt; what it did goes to summary.txt,
+# the logs to tune.log, the per-op files into tunes.tgz (a call brings back
+# only a few files: session 18 lost 15 of them).
 # KITE_TUNE_FROM=N: only the grid from N up is timed and replaced.
 tune_merge() {
   local op f t0 rc done_=() from=${KITE_TUNE_FROM:-64}
@@ -326,8 +338,16 @@ tune_merge() {
     echo "tune $op: rc=$rc, $(( $(date +%s) - t0 )) s ($(left) s left)" | tee -a "$OUT/summary.txt"
     [ $rc -eq 0 ] && done_+=("$op")   # a failed tune keeps the op's old lines
   done
-  [ ${#done_[@]} -gt 0 ] || return 0
-  local alt=$(IFS='|'; echo "${done_[*]}")
+  [ ${#done_[@]} -gt 0 ] && tune_rules "$from" "${done_[@]}"
+  cat "$OUT"/tune.*.log "$OUT/regen.log" >"$OUT/tune.log" 2>/dev/null
+  (cd "$OUT" && tar czf tunes.tgz tune.*.* && rm -f tune.*.*)
+}
+
+# The tuned ops' rules from N = $1 up replaced by their new tunes' (in $OUT),
+# the table regenerated and libkite.so and kite-bench rebuilt.
+tune_rules() {
+  local from=$1 op f t0; shift
+  local done_=("$@") alt=$(IFS='|'; echo "$*")
   for f in h200.tsv h200.times.tsv; do   # the op's old lines from N = from up replaced
     { awk -F'\t' -v ops="|$alt|" -v from=$from 'index(ops, "|" $1 "|") && $5 + 0 >= from { next } { print }' bench/tuned/$f
       for op in "${done_[@]}"; do grep -hvP '^(#|op\t)' "$OUT/tune.$op.${f#h200.}"; done; } >/tmp/$f
@@ -399,14 +419,11 @@ ops() {
     grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8
     echo "objects with LDL/STL in SASS: $(wc -l <"$OUT/ldl.txt") of $(wc -l <"$OUT/objs.txt")"; } | tee -a "$OUT/summary.txt"
   tune_merge ${list//,/ }
-  cat "$OUT"/tune.*.log "$OUT/regen.log" >"$OUT/tune.log" 2>/dev/null
-  # the per-op files in one archive: a call brings back only a few files (session 18 lost 15)
-  (cd "$OUT" && tar czf tunes.tgz tune.*.* && rm -f tune.*.*)
   PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --op "$list" \
     --n 1024,4096,16384,65536,131072,262144 >"$OUT/vs_torch.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -E "^(${list//,/|}) |^(geomean|MISMATCH|ERROR)" "$OUT/vs_torch.txt" | head -30; } | tee -a "$OUT/summary.txt"
   cat "$OUT/summary.txt" >>"$keep/summary.txt"
-  cp "$OUT"/{tests.log,tune.log,h200.tsv,h200.times.tsv,vs_torch.txt} "$keep"/ 2>/dev/null
+  cp "$OUT"/{tests.log,tune.log,tunes.tgz,h200.tsv,h200.times.tsv,vs_torch.txt} "$keep"/ 2>/dev/null
 }
 
 # kite_gemm's host time and the gemm held-out check (issue 4) on the
@@ -571,9 +588,6 @@ retune() {
   left() { echo $(( ${KITE_CALL_S:-575} - ($(date +%s) - T0) )); }
   local list=${KITE_OPS:?set KITE_OPS, e.g. cross_entropy_bwd,rmsnorm_bwd}
   tune_merge ${list//,/ }
-  cat "$OUT"/tune.*.log "$OUT/regen.log" >"$OUT/tune.log" 2>/dev/null
-  # the per-op files in one archive: a call brings back only a few files (session 18 lost 15)
-  (cd "$OUT" && tar czf tunes.tgz tune.*.* && rm -f tune.*.*)
   PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" \
     --n 1024,4096,16384,65536,131072,262144 >"$OUT/vs_torch.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -vE '^#' "$OUT/vs_torch.txt" | tail -52; } | tee -a "$OUT/summary.txt"
@@ -597,8 +611,7 @@ xchg() {
   done
   wait
   cat /tmp/xt.*.log >"$OUT/tests.log"
-  { checks_total "$OUT/tests.log"; echo "processes done: $(procs_done "$OUT/tests.log") of $(ls /tmp/xt.*.log | wc -l); variants run: $(variants_run "$OUT/tests.log")"
-    grep -E ":[EF]:|crashed" "$OUT/tests.log" | cut -c1-300 | head -8; procs_cut /tmp/xt.*.log; } | tee -a "$OUT/summary.txt"
+  tests_report "$OUT/tests.log" /tmp/xt.*.log | tee -a "$OUT/summary.txt"
 }
 
 # Session 17 (written in session 16, not yet run): in session 15 vs_torch.py
@@ -652,9 +665,7 @@ byname() {
       CK_RUN_CASE=variants KITE_TEST_ONLY="$0" timeout $left build/$1 >/tmp/bn/$0.log 2>&1' </tmp/bn/list
   cat /tmp/bn/*.log >"$OUT/byname_tests.log"
   { echo "---- tested by name: $(ls /tmp/bn/*.log | wc -l) of $(wc -l </tmp/bn/list) variants, $(( $(date +%s) - T0 )) s"
-    checks_total "$OUT/byname_tests.log"
-    echo "processes done: $(procs_done "$OUT/byname_tests.log"); variants run: $(variants_run "$OUT/byname_tests.log")"
-    grep -E ":[EF]:|crashed" "$OUT/byname_tests.log" | cut -c1-300 | head -8; procs_cut /tmp/bn/*.log; } | tee -a "$OUT/summary.txt"
+    tests_report "$OUT/byname_tests.log" /tmp/bn/*.log; } | tee -a "$OUT/summary.txt"
 }
 
 T0=$(date +%s)
