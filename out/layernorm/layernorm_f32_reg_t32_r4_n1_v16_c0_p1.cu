@@ -952,7 +952,6 @@ __device__ __forceinline__ int cta_elems(int n, int r)
 // squares about its own mean (f centred on it), its moments merged in rank
 // order (moments_merge, few registers live).  *c: access_y's correction from
 // the CTA's mean to the row's.
-template <int kC = kCluster>
 __device__ __forceinline__ stats_t cluster_stats(float *f, float s, red_t &red, int t, int n, float eps, float *c)
 {
   const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, (int)cluster_rank());
@@ -963,7 +962,7 @@ __device__ __forceinline__ stats_t cluster_stats(float *f, float s, red_t &red, 
   const float2 *v = cluster_exchange(make_float2(sc, cta_reduce(q, red.q, op_sum{})));
   moments_t mo = { 0.f, 0.f, 0.f };
 #pragma unroll 1
-  for (int r = 0; r < kC; ++r) {
+  for (int r = 0; r < kCluster; ++r) {
     const float nr = (float)cta_elems(n, r);
     mo = moments_merge(mo, { nr, nr > 0.f ? v[r].x / nr : 0.f, v[r].y });
   }

@@ -1057,39 +1057,34 @@ __device__ __forceinline__ float &acc_ref(int q, int j, int e, int thread = thre
   return acc_at(q, j, e / kAccW, thread)[e % kAccW];
 }
 
-// Sum q of access j += a * b, element-wise over the access.
-__device__ __forceinline__ void acc_add(int q, int j, const float (&a)[kVec], const float (&b)[kVec])
+// Sum q of access j updated element-wise, s[e] = f(e, s[e]), a group of kAccW at a time.
+template <typename F>
+__device__ __forceinline__ void acc_update(int q, int j, F f)
 {
 #pragma unroll
   for (int g = 0; g < kVec / kAccW; ++g) {
     float *s = acc_at(q, j, g);
     if constexpr (kAccW == 4) {
       float4 v = *reinterpret_cast<float4 *>(s);
-      v.x = fmaf(a[4 * g], b[4 * g], v.x), v.y = fmaf(a[4 * g + 1], b[4 * g + 1], v.y);
-      v.z = fmaf(a[4 * g + 2], b[4 * g + 2], v.z), v.w = fmaf(a[4 * g + 3], b[4 * g + 3], v.w);
+      v.x = f(4 * g, v.x), v.y = f(4 * g + 1, v.y), v.z = f(4 * g + 2, v.z), v.w = f(4 * g + 3, v.w);
       *reinterpret_cast<float4 *>(s) = v;
     } else {
 #pragma unroll
-      for (int e = 0; e < kAccW; ++e) s[e] = fmaf(a[g * kAccW + e], b[g * kAccW + e], s[e]);
+      for (int e = 0; e < kAccW; ++e) s[e] = f(g * kAccW + e, s[e]);
     }
   }
+}
+
+// Sum q of access j += a * b, element-wise over the access.
+__device__ __forceinline__ void acc_add(int q, int j, const float (&a)[kVec], const float (&b)[kVec])
+{
+  acc_update(q, j, [&](int e, float v) { return fmaf(a[e], b[e], v); });
 }
 
 // Sum q of access j += a, element-wise over the access.
 __device__ __forceinline__ void acc_add_plain(int q, int j, const float (&a)[kVec])
 {
-#pragma unroll
-  for (int g = 0; g < kVec / kAccW; ++g) {
-    float *s = acc_at(q, j, g);
-    if constexpr (kAccW == 4) {
-      float4 v = *reinterpret_cast<float4 *>(s);
-      v.x += a[4 * g], v.y += a[4 * g + 1], v.z += a[4 * g + 2], v.w += a[4 * g + 3];
-      *reinterpret_cast<float4 *>(s) = v;
-    } else {
-#pragma unroll
-      for (int e = 0; e < kAccW; ++e) s[e] += a[g * kAccW + e];
-    }
-  }
+  acc_update(q, j, [&](int e, float v) { return v + a[e]; });
 }
 
 // Zeroes this thread's sums.
