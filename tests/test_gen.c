@@ -790,15 +790,16 @@ static const char *const tune_errors[][2] = {
    ":3: a second rule for alpha bf16 bf16 1 2 0 (the first is line 2)"},
 };
 
-START_TEST(test_tuned_errors) {
+/* kite-gen given FLAG and a file of text bad[0] fails with exit 1 and
+   "FILE" bad[1] on stderr, writing nothing. */
+static void check_bad_input(const char *flag, const char *const bad[2]) {
   char *d = tmpdir();
   PATH(out, d, "out");
-  PATH(tsv, d, "bad.tsv");
+  PATH(file, d, "bad.tsv");
   char want[512];
-  run r;
-  spit(tsv, tune_errors[_i][0]);
-  snprintf(want, sizeof want, "%s%s", tsv, tune_errors[_i][1]);
-  r = run_args("-t", FIX "basic", "-o", out, "--tuned", tsv, NULL);
+  spit(file, bad[0]);
+  snprintf(want, sizeof want, "%s%s", file, bad[1]);
+  run r = run_args("-t", FIX "basic", "-o", out, flag, file, NULL);
   ck_assert_int_eq(r.rc, 1);
   ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0,
                 "stderr:\n%s\nwant it to start with:\n%s", r.err, want);
@@ -806,6 +807,8 @@ START_TEST(test_tuned_errors) {
   run_free(r);
   rm_rf(d);
 }
+
+START_TEST(test_tuned_errors) { check_bad_input("--tuned", tune_errors[_i]); }
 END_TEST
 
 /* ---- gemm times (--times) and the fitted model (kg_fit.c) --------------- */
@@ -1035,22 +1038,7 @@ static const char *const times_errors[][2] = {
 };
 
 /* Each bad times file fails with exit 1 and "FILE:LINE: message", writing nothing. */
-START_TEST(test_times_errors) {
-  char *d = tmpdir();
-  PATH(out, d, "out");
-  PATH(times, d, "bad.times.tsv");
-  char want[512];
-  run r;
-  spit(times, times_errors[_i][0]);
-  snprintf(want, sizeof want, "%s%s", times, times_errors[_i][1]);
-  r = run_args("-t", FIX "basic", "-o", out, "--times", times, NULL);
-  ck_assert_int_eq(r.rc, 1);
-  ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0,
-                "stderr:\n%s\nwant it to start with:\n%s", r.err, want);
-  ck_assert(!exists(out));
-  run_free(r);
-  rm_rf(d);
-}
+START_TEST(test_times_errors) { check_bad_input("--times", times_errors[_i]); }
 END_TEST
 
 static Suite *gen_suite(void) {
