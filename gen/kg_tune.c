@@ -26,6 +26,8 @@ typedef struct kg_line {
   const char *path;
   int no, nf;                       /* line number, fields it must have */
   const char *const *names;         /* the fields' names */
+  const char *header;               /* the header line, checked first */
+  char *next;                       /* the text after this line (NULL: none) */
   char *f[KG_TUNE_FIELDS];
 } kg_line;
 
@@ -56,6 +58,41 @@ static int kg_split(char *s, kg_line *ln) {
     s = tab + 1;
   }
   return n == ln->nf;
+}
+
+/* Reads path for kg_line_next into a writable copy that the Lua state owns
+   (pushed, the file's string under it), so a raise leaks nothing. */
+static void kg_line_open(lua_State *L, kg_line *ln, const char *path, const char *header, int nf,
+                         const char *const *names) {
+  if (!kg_readfile(L, path)) lua_error(L);
+  ln->next = lua_newuserdatauv(L, lua_rawlen(L, -1) + 1, 0);
+  memcpy(ln->next, lua_tostring(L, -2), lua_rawlen(L, -2) + 1);
+  ln->path = path;
+  ln->header = header;
+  ln->nf = nf;
+  ln->names = names;
+  ln->no = 0;
+}
+
+/* The file's next data line split into ln->f; 0 at its end.  Blank lines and
+   '#' comments are skipped; the first other line must be the header. */
+static int kg_line_next(lua_State *L, kg_line *ln) {
+  char *s;
+  while ((s = ln->next) != NULL) {
+    ln->no++;
+    if ((ln->next = strchr(s, '\n')) != NULL) *ln->next++ = '\0';
+    if (*s == '\0' || *s == '#') continue;
+    if (ln->header != NULL) {
+      if (strcmp(s, ln->header) != 0)
+        luaL_error(L, "%s:%d: the first line that is not a comment must be the header (%s; tabs)", ln->path,
+                   ln->no, luaL_gsub(L, ln->header, "\t", ", "));
+      ln->header = NULL;
+      continue;
+    }
+    if (!kg_split(s, ln)) luaL_error(L, "%s:%d: a line has %d tab-separated fields", ln->path, ln->no, ln->nf);
+    return 1;
+  }
+  return 0;
 }
 
 /* Field i as an integer >= lo. */
@@ -224,38 +261,17 @@ static void kg_byname(lua_State *L, int variants) {
 void kg_tune_load(lua_State *L, int variants) {
   const char *path = kg_ctx_of(L)->o.tuned;
   kg_line ln;
-  char *s, *next;
-  int byname, seen, rules, header = 0;
+  int byname, seen, rules;
   variants = lua_absindex(L, variants);
   lua_newtable(L);
   rules = lua_gettop(L);
   if (path == NULL) return;
-  if (!kg_readfile(L, path)) lua_error(L);
-  /* a writable copy that the Lua state owns, so a raise leaks nothing */
-  s = lua_newuserdatauv(L, lua_rawlen(L, -1) + 1, 0);
-  memcpy(s, lua_tostring(L, -2), lua_rawlen(L, -2) + 1);
+  kg_line_open(L, &ln, path, kg_tune_header, KG_TUNE_FIELDS, kg_field_names);
   kg_byname(L, variants);
   byname = lua_gettop(L);
   lua_newtable(L);
   seen = lua_gettop(L);
-  ln.path = path;
-  ln.nf = KG_TUNE_FIELDS;
-  ln.names = kg_field_names;
-  for (ln.no = 1; s != NULL; ln.no++, s = next) {
-    if ((next = strchr(s, '\n')) != NULL) *next++ = '\0';
-    if (*s == '\0' || *s == '#') continue;
-    if (!header) {
-      if (strcmp(s, kg_tune_header) != 0)
-        kg_lerror(L, &ln, "the first line that is not a comment must be the "
-                  "header (op, dtype, dtype_out, m, n, k, variant, time_us, "
-                  "runner_up, runner_up_us, device, date, commit; tabs)");
-      header = 1;
-      continue;
-    }
-    if (!kg_split(s, &ln))
-      kg_lerror(L, &ln, "a line has 13 tab-separated fields");
-    kg_tune_line(L, &ln, byname, seen, rules);
-  }
+  while (kg_line_next(L, &ln)) kg_tune_line(L, &ln, byname, seen, rules);
   kg_group_by_op(L, rules);
   lua_replace(L, rules);
   lua_settop(L, rules);
@@ -339,12 +355,10 @@ static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_ti
 /* Reads o.times into tm (arrays owned by userdata left on the stack). */
 static void kg_times_read(lua_State *L, const char *path, int variants, kg_times *tm) {
   kg_line ln;
-  char *s, *next, *c;
-  int byname, seen, header = 0, cap = 1;
-  if (!kg_readfile(L, path)) lua_error(L);
-  s = lua_newuserdatauv(L, lua_rawlen(L, -1) + 1, 0);
-  memcpy(s, lua_tostring(L, -2), lua_rawlen(L, -2) + 1);
-  for (c = s; *c; c++) cap += *c == '\n';
+  const char *c;
+  int byname, seen, cap = 1;
+  kg_line_open(L, &ln, path, kg_times_header, KG_TIMES_FIELDS, kg_times_names);
+  for (c = ln.next; *c; c++) cap += *c == '\n';
   tm->n = tm->nr = 0;
   tm->variant = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->variant, 0);
   tm->shape = lua_newuserdatauv(L, (size_t)cap * sizeof *tm->shape, 0);
@@ -360,22 +374,7 @@ static void kg_times_read(lua_State *L, const char *path, int variants, kg_times
   byname = lua_gettop(L);
   lua_newtable(L);
   seen = lua_gettop(L);
-  ln.path = path;
-  ln.nf = KG_TIMES_FIELDS;
-  ln.names = kg_times_names;
-  for (ln.no = 1; s != NULL; ln.no++, s = next) {
-    if ((next = strchr(s, '\n')) != NULL) *next++ = '\0';
-    if (*s == '\0' || *s == '#') continue;
-    if (!header) {
-      if (strcmp(s, kg_times_header) != 0)
-        kg_lerror(L, &ln, "the first line that is not a comment must be the "
-                  "header (op, dtype, dtype_out, m, n, k, variant, time_us, sms; tabs)");
-      header = 1;
-      continue;
-    }
-    if (!kg_split(s, &ln)) kg_lerror(L, &ln, "a line has 9 tab-separated fields");
-    kg_times_line(L, &ln, byname, seen, tm);
-  }
+  while (kg_line_next(L, &ln)) kg_times_line(L, &ln, byname, seen, tm);
   lua_pop(L, 2);
 }
 
