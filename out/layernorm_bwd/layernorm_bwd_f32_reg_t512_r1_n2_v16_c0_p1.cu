@@ -758,8 +758,8 @@ __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, in
 // other rows have other CTAs' loads in flight; there it cost up to 8%
 // (rmsnorm_bwd, N = 4096, 3.93 to 3.61 TB/s).  finish(place, row, k) gets
 // k = 0, 1, 0, ... to alternate its reduction scratch, which makes a barrier
-// between blocks unnecessary.
-template <typename Row, typename Load, typename Ahead, typename Finish>
+// between blocks unnecessary.  Hold means something to bulk rows only.
+template <typename Row, bool Hold = false, typename Load, typename Ahead, typename Finish>
 __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Ahead ahead, Finish finish)
 {
   const int64_t M = a.M;
@@ -837,6 +837,7 @@ __device__ __forceinline__ void for_row_pieces(const kite_row_args &a, F body)
 }
 
 constexpr int kSums = 2;   // partial rows per CTA (sums over rows: dw, db)
+constexpr int kAccRegSums = 0;   // sums a resident thread keeps in registers (the first)
 constexpr int kSumCols = 32;     // columns of dw per CTA of sum_partials, one per lane
 constexpr int kSumSlices = 32;   // warps a column's partial rows are dealt over
 
@@ -935,27 +936,37 @@ __device__ __forceinline__ void partial_accum(float *row, int i, int n, bool fir
 // of an access are split into groups of kAccW (16 bytes where kVec allows),
 // each group in a plane [sum][access][group][thread] of its own: a warp's
 // 16-byte loads of one group are contiguous (no bank conflicts; a thread's
-// whole access side by side made every load two-way conflicted).
+// whole access side by side made every load two-way conflicted).  Bulk
+// cluster rows with no room for every sum keep the first kAccRegSums in
+// acc_t's registers; elsewhere an acc_t is empty.
 constexpr int kAccW = kVec % 4 == 0 ? 4 : kVec;
-constexpr int kAccBytes = kResident ? kSums * kElems * kCtaThreads * (int)sizeof(float) : 0;
+constexpr int kAccBytes = kResident ? (kSums - kAccRegSums) * kElems * kCtaThreads * (int)sizeof(float) : 0;
+static_assert(kAccRegSums == 0 || kRows == 1, "sums in registers: each thread stores its own");
+struct acc_t { float v[kAccRegSums > 0 ? kAccRegSums * kElems : 1]; };
 
-// This thread's group g (kAccW values) of sum q for its access j.
+// This thread's group g (kAccW values) of sum q (one in shared memory) for its access j.
 __device__ __forceinline__ float *acc_at(int q, int j, int g, int thread = threadIdx.x)
 {
   return reinterpret_cast<float *>(row_cache + kDynSmem / sizeof(raw_t)) +
-         (((q * kNv + j) * (kVec / kAccW) + g) * kCtaThreads + thread) * kAccW;
+         ((((q - kAccRegSums) * kNv + j) * (kVec / kAccW) + g) * kCtaThreads + thread) * kAccW;
 }
 
-// Value e of this thread's access j in sum q.
-__device__ __forceinline__ float &acc_ref(int q, int j, int e, int thread = threadIdx.x)
+// Value e of this thread's access j in sum q (in shared memory: of the thread given).
+__device__ __forceinline__ float &acc_ref(acc_t &acc, int q, int j, int e, int thread = threadIdx.x)
 {
+  if (q < kAccRegSums) return acc.v[(q * kNv + j) * kVec + e];
   return acc_at(q, j, e / kAccW, thread)[e % kAccW];
 }
 
-// Sum q of access j updated element-wise, s[e] = f(e, s[e]), a group of kAccW at a time.
+// Sum q of access j updated element-wise, s[e] = f(e, s[e]), in shared memory a group of kAccW at a time.
 template <typename F>
-__device__ __forceinline__ void acc_update(int q, int j, F f)
+__device__ __forceinline__ void acc_update(acc_t &acc, int q, int j, F f)
 {
+  if (q < kAccRegSums) {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) acc_ref(acc, q, j, e) = f(e, acc_ref(acc, q, j, e));
+    return;
+  }
 #pragma unroll
   for (int g = 0; g < kVec / kAccW; ++g) {
     float *s = acc_at(q, j, g);
@@ -971,31 +982,31 @@ __device__ __forceinline__ void acc_update(int q, int j, F f)
 }
 
 // Sum q of access j += a * b, element-wise over the access.
-__device__ __forceinline__ void acc_add(int q, int j, const float (&a)[kVec], const float (&b)[kVec])
+__device__ __forceinline__ void acc_add(acc_t &acc, int q, int j, const float (&a)[kVec], const float (&b)[kVec])
 {
-  acc_update(q, j, [&](int e, float v) { return fmaf(a[e], b[e], v); });
+  acc_update(acc, q, j, [&](int e, float v) { return fmaf(a[e], b[e], v); });
 }
 
 // Sum q of access j += a, element-wise over the access.
-__device__ __forceinline__ void acc_add_plain(int q, int j, const float (&a)[kVec])
+__device__ __forceinline__ void acc_add_plain(acc_t &acc, int q, int j, const float (&a)[kVec])
 {
-  acc_update(q, j, [&](int e, float v) { return v + a[e]; });
+  acc_update(acc, q, j, [&](int e, float v) { return v + a[e]; });
 }
 
 // Zeroes this thread's sums.
-__device__ __forceinline__ void acc_zero_all()
+__device__ __forceinline__ void acc_zero_all(acc_t &acc)
 {
 #pragma unroll
   for (int q = 0; q < kSums; ++q)
 #pragma unroll
     for (int j = 0; j < kNv; ++j)
 #pragma unroll
-      for (int e = 0; e < kVec; ++e) acc_ref(q, j, e) = 0.f;
+      for (int e = 0; e < kVec; ++e) acc_ref(acc, q, j, e) = 0.f;
 }
 
 // The CTA's row groups' sums added in row-group order, stored as the CTA's
 // partial rows (from part) by the first group.
-__device__ __forceinline__ void store_partial(float *part, int n)
+__device__ __forceinline__ void store_partial(acc_t &acc, float *part, int n)
 {
   __syncthreads();   // every row group's sums are in
   const int r = threadIdx.x / kThreads, t = threadIdx.x % kThreads;   // t: the thread's sums in each row group
@@ -1008,8 +1019,8 @@ __device__ __forceinline__ void store_partial(float *part, int n)
 #pragma unroll
       for (int e = 0; e < kVec; ++e) {
         if (i + e >= n) continue;
-        float s = acc_ref(q, j, e, t);
-        for (int g = 1; g < kRows; ++g) s += acc_ref(q, j, e, g * kThreads + t);
+        float s = acc_ref(acc, q, j, e, t);
+        for (int g = 1; g < kRows; ++g) s += acc_ref(acc, q, j, e, g * kThreads + t);
         part[q * partial_ld(n) + i + e] = s;
       }
     }
@@ -1100,33 +1111,43 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_bwd(const kit
     load_chunk(w, 0, lane_in_row(), n, wr);
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
-    acc_zero_all();
-    pipeline_rows<row_t>(a, [&](place_t p) {
+    acc_t acc;   // the sums over rows kept in registers (kAccRegSums: mostly none)
+    acc_zero_all(acc);
+    const auto load = [&](place_t p) {
       row_t r = {};
       if (p.live) {
         load_row(row_in(a.x, a.ldx, p), p, n, r.x, 0.f);
         load_row<1>(row_in(a.dy, a.lddy, p), p, n, r.g, 0.f);
       }
       return r;
-    }, [&](place_t p) {
+    };
+    // Sums in registers leave none for the row through the reduction: it is
+    // read out of its stage where used, twice (the stage held until the row
+    // is done); elsewhere the driver's row (held) is used.
+    constexpr bool kHold = kAccRegSums > 0;
+    pipeline_rows<row_t, kHold>(a, load, [&](place_t p) {
       prefetch_row(row_in(a.x, a.ldx, p), p, n);
       prefetch_row(row_in(a.dy, a.lddy, p), p, n);
-    }, [&](place_t p, const row_t &r, int k) {
+    }, [&](place_t p, const row_t &held, int k) {
       const auto w_at = [&](int j) { return w_s[j * kCtaThreads + threadIdx.x]; };
       float sg = 0.f, sxg = 0.f;
       stats_t st = forward_stats(a, p);
-      chunk_sums(r.x, r.g, w_at, st, 0, p.t, n, sg, sxg);
+      {
+        const row_t r = kHold ? load(p) : held;
+        chunk_sums(r.x, r.g, w_at, st, 0, p.t, n, sg, sxg);
+      }
       st = row_stats(a, red[k], sg, sxg, st);
       elem_t *dx = row_out(a.y, a.ldy, p);
+      const row_t r = kHold ? load(p) : held;
 #pragma unroll
       for (int j = 0; j < kNv; ++j) {
         float fx[kVec], fg[kVec];
         access_dx(r.x[j], r.g[j], w_at(j), st, access_index(0, j, p.t), p.live ? n : 0, dx, fx, fg);   // dead rows: no store
-        acc_add(0, j, fg, fx);
-        acc_add_plain(1, j, fg);
+        acc_add(acc, 0, j, fg, fx);
+        acc_add_plain(acc, 1, j, fg);
       }
     });
-    if (part) store_partial(part, n);
+    if (part) store_partial(acc, part, n);
     return;
   }
   static_assert(kResident || kRows == 1, "a streaming CTA owns its partial rows alone");

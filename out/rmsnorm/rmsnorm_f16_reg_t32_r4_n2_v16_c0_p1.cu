@@ -755,8 +755,8 @@ __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, in
 // other rows have other CTAs' loads in flight; there it cost up to 8%
 // (rmsnorm_bwd, N = 4096, 3.93 to 3.61 TB/s).  finish(place, row, k) gets
 // k = 0, 1, 0, ... to alternate its reduction scratch, which makes a barrier
-// between blocks unnecessary.
-template <typename Row, typename Load, typename Ahead, typename Finish>
+// between blocks unnecessary.  Hold means something to bulk rows only.
+template <typename Row, bool Hold = false, typename Load, typename Ahead, typename Finish>
 __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Ahead ahead, Finish finish)
 {
   const int64_t M = a.M;

@@ -855,6 +855,18 @@ __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, in
   load_staged(p.stage + Q * kRows * kCtaSlot, row, 0, p.t, n, r, fill);
 }
 
+// Once every thread has read stage s (block b) out: the block kPipe ahead
+// copied into it.
+__device__ __forceinline__ void stage_refill(const kite_row_args &a, int64_t b, int64_t blocks, int s)
+{
+  __syncthreads();
+  const int64_t nb = b + (int64_t)kPipe * block_stride();
+  if (threadIdx.x == 0 && nb < blocks) {
+    fence_proxy_async_smem();
+    stage_issue(a, nb, s);
+  }
+}
+
 // Bulk rows: the CTA (its cluster) walks row blocks first_block(), +
 // block_stride(), ... with kPipe stages in shared memory, each refilled by
 // thread 0 as soon as every thread has taken its accesses out of it, so kPipe
@@ -862,8 +874,11 @@ __device__ __forceinline__ void load_row(const elem_t *row, const place_t &p, in
 // contract as the register driver: load(place) reads the rows (through
 // load_row), finish(place, row, k); the stages are ahead already, so ahead is
 // not called.  A cluster's CTAs copy their own slices; they write into each
-// other's shared memory (the reductions) only once all have started.
-template <typename Row, typename Load, typename Ahead, typename Finish>
+// other's shared memory (the reductions) only once all have started.  Hold:
+// finish reads the rows out of their stage itself (load, where it uses them:
+// registers it needs for other things), gets an empty row, and the stage is
+// refilled once it is done; kPipe - 1 blocks in flight through it, not kPipe.
+template <typename Row, bool Hold = false, typename Load, typename Ahead, typename Finish>
 __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load, Ahead, Finish finish)
 {
   const int64_t blocks = (a.M + kRows - 1) / kRows;
@@ -882,16 +897,12 @@ __device__ __forceinline__ void pipeline_rows(const kite_row_args &a, Load load,
     mbar_wait(&stage_full[s], parity);
     place_t p = place(b, a.M);
     p.stage = stage_at(s) + threadIdx.x / kThreads * kCtaSlot;
-    const Row cur = load(p);
-    __syncthreads();   // stage s is read out: refill it
-    const int64_t nb = b + (int64_t)kPipe * block_stride();
-    if (threadIdx.x == 0 && nb < blocks) {
-      fence_proxy_async_smem();
-      stage_issue(a, nb, s);
-    }
+    const Row cur = Hold ? Row{} : load(p);
+    if constexpr (!Hold) stage_refill(a, b, blocks, s);
     if constexpr (kCluster > 1)
       if (b == first_block()) cluster_wait();
     finish(p, cur, k);
+    if constexpr (Hold) stage_refill(a, b, blocks, s);
     k ^= 1;
     if (++s == kPipe) { s = 0; parity ^= 1; }
   }

@@ -86,33 +86,43 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_bwd(const kit
     load_chunk(w, 0, lane_in_row(), n, wr);
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
-    acc_zero_all();
-    pipeline_rows<row_t>(a, [&](place_t p) {
+    acc_t acc;   // the sums over rows kept in registers (kAccRegSums: mostly none)
+    acc_zero_all(acc);
+    const auto load = [&](place_t p) {
       row_t r = {};
       if (p.live) {
         load_row(row_in(a.x, a.ldx, p), p, n, r.x, 0.f);
         load_row<1>(row_in(a.dy, a.lddy, p), p, n, r.g, 0.f);
       }
       return r;
-    }, [&](place_t p) {
+    };
+    // Sums in registers leave none for the row through the reduction: it is
+    // read out of its stage where used, twice (the stage held until the row
+    // is done); elsewhere the driver's row (held) is used.
+    constexpr bool kHold = kAccRegSums > 0;
+    pipeline_rows<row_t, kHold>(a, load, [&](place_t p) {
       prefetch_row(row_in(a.x, a.ldx, p), p, n);
       prefetch_row(row_in(a.dy, a.lddy, p), p, n);
-    }, [&](place_t p, const row_t &r, int k) {
+    }, [&](place_t p, const row_t &held, int k) {
       const auto w_at = [&](int j) { return w_s[j * kCtaThreads + threadIdx.x]; };
       float sg = 0.f, sxg = 0.f;
       stats_t st = forward_stats(a, p);
-      chunk_sums(r.x, r.g, w_at, st, 0, p.t, n, sg, sxg);
+      {
+        const row_t r = kHold ? load(p) : held;
+        chunk_sums(r.x, r.g, w_at, st, 0, p.t, n, sg, sxg);
+      }
       st = row_stats(a, red[k], sg, sxg, st);
       elem_t *dx = row_out(a.y, a.ldy, p);
+      const row_t r = kHold ? load(p) : held;
 #pragma unroll
       for (int j = 0; j < kNv; ++j) {
         float fx[kVec], fg[kVec];
         access_dx(r.x[j], r.g[j], w_at(j), st, access_index(0, j, p.t), p.live ? n : 0, dx, fx, fg);   // dead rows: no store
-        acc_add(0, j, fg, fx);
-        acc_add_plain(1, j, fg);
+        acc_add(acc, 0, j, fg, fx);
+        acc_add_plain(acc, 1, j, fg);
       }
     });
-    if (part) store_partial(part, n);
+    if (part) store_partial(acc, part, n);
     return;
   }
   static_assert(kResident || kRows == 1, "a streaming CTA owns its partial rows alone");

@@ -71,7 +71,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
     load_chunk(w, 0, lane_in_row(), n, wr);
 #pragma unroll
     for (int j = 0; j < kNv; ++j) w_s[j * kCtaThreads + threadIdx.x] = wr[j];
-    acc_zero_all();
+    acc_t acc;   // the sums over rows kept in registers (kAccRegSums: mostly none)
+    acc_zero_all(acc);
     pipeline_rows<row_t>(a, [&](place_t p) {
       row_t r = {};
       if (p.live) {
@@ -92,10 +93,10 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) rmsnorm_bwd(const kite_
         const int i = access_index(0, j, p.t);
         float fx[kVec], fg[kVec];
         access_dx(r.x[j], r.g[j], w_at(j), off, rs, c, i, p.live ? n : 0, dx, fx, fg);   // dead rows: no store
-        acc_add(0, j, fg, fx);
+        acc_add(acc, 0, j, fg, fx);
       }
     });
-    if (part) store_partial(part, n);
+    if (part) store_partial(acc, part, n);
     return;
   }
   static_assert(kResident || kRows == 1, "a streaming CTA owns its partial row alone");
