@@ -49,9 +49,10 @@ build_consumer() {
 # The copy must compile with nothing from this tree: every quoted include
 # names a header the copy's runtime/ holds, and one variant of each op and
 # dtype is compiled there from scratch.  The others take the objects that
-# `make` compiled from the same bytes with the same kite.mk rule: compiling
-# all of them again took 2400 s of CI's two cores (and overflowed Check's
-# duration field).  KITE_VENDOR_FULL=1 compiles every variant in the copy.
+# `make` compiled from the same bytes (the copy was just made) with the same
+# kite.mk rule: compiling all of them again took 2400 s of CI's two cores
+# (and overflowed Check's duration field).  KITE_VENDOR_FULL=1 compiles
+# every variant in the copy.
 seed_objects() {
   local kite=$1 hdr name op dtype fresh=0 seeded=0
   local -A first=()
@@ -63,7 +64,6 @@ seed_objects() {
       first[$op.$dtype]=1 fresh=$((fresh + 1))
       continue
     fi
-    cmp -s "out/$op/$name.cu" "$kite/out/$op/$name.cu" || { echo "vendor: $name differs"; exit 1; }
     mkdir -p "$kite/build/obj/$op"
     cp "build/obj/$op/$name.o" "$kite/build/obj/$op/"
     seeded=$((seeded + 1))
