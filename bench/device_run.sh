@@ -329,6 +329,9 @@ rowsquick() {
 tune_merge() {
   local op f t0 rc done_=() from=${KITE_TUNE_FROM:-64}
   for op in "$@"; do
+    # KITE_TUNE_KEEP_S: seconds kept for what follows the tunes (vs_torch)
+    [ $(left) -gt $(( ${KITE_TUNE_KEEP_S:-0} + 30 )) ] ||
+      { echo "tune $op: not run, $(left) s left" | tee -a "$OUT/summary.txt"; continue; }
     t0=$(date +%s)
     timeout 120 build/kite-bench --tune "$OUT/tune.$op.tsv" --times "$OUT/tune.$op.times.tsv" --op $op \
       --from $from >"$OUT/tune.$op.log" 2>&1
