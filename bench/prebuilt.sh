@@ -6,30 +6,42 @@
 #   .prebuilt/, after checking that DIR's kernel sources are this tree's.
 # Then carry [".deps", ".prebuilt"] with `run`.
 
-# What a kernel object is made of: every out/*/*.cu, the headers they include
-# and the flags (kite.mk), names and contents.
+# What every kernel object is made of besides its own source: the headers the
+# generated .cu files include and the flags (kite.mk).  Each object is then
+# keyed by its source's md5 (.prebuilt/sums), so that a template change costs
+# the device only the variants it changed.
 prebuilt_hash() {
-  (cd "${1:-.}" && find out -mindepth 2 -name '*.cu' -print0 | LC_ALL=C sort -z |
-     xargs -0 md5sum && md5sum runtime/kite.h runtime/kite_launch.h runtime/kite.mk) | md5sum | cut -c1-32
+  (cd "${1:-.}" && md5sum runtime/kite.h runtime/kite_launch.h runtime/kite.mk) | md5sum | cut -c1-32
+}
+prebuilt_sums() {
+  (cd "${1:-.}" && find out -mindepth 2 -name '*.cu' -print0 | LC_ALL=C sort -z | xargs -0 md5sum)
 }
 
 # On the GPU machine, before make: the carried objects unpacked into a build/
-# that has none, made newer than their sources, when they are of this tree.
+# that has none, those whose source changed since removed (make builds them),
+# the rest made newer than their sources.
 prebuilt_unpack() {
-  [ -f .prebuilt/objs.tgz ] || return 0
+  [ -f .prebuilt/objs.tgz ] && [ -f .prebuilt/sums ] || return 0
   if [ -d build/obj ]; then echo "prebuilt: build/obj is there already, not unpacked"; return 0; fi
   if [ "$(cat .prebuilt/hash)" != "$(prebuilt_hash)" ]; then
-    echo "prebuilt: objects of another tree ($(cat .prebuilt/commit)), not used"; return 0
+    echo "prebuilt: objects of other headers or flags ($(cat .prebuilt/commit)), not used"; return 0
   fi
-  mkdir -p build && tar xzf .prebuilt/objs.tgz -C build && find build/obj -type f -exec touch {} + &&
-    echo "prebuilt: $(find build/obj -name '*.o' | wc -l) kernel objects of $(cat .prebuilt/commit) unpacked"
+  mkdir -p build && tar xzf .prebuilt/objs.tgz -C build || return 1
+  local stale
+  stale=$(LC_ALL=C comm -23 <(LC_ALL=C sort .prebuilt/sums) <(prebuilt_sums | LC_ALL=C sort) |
+          sed 's|^[0-9a-f]*  out/\(.*\)\.cu$|build/obj/\1.o|')
+  [ -z "$stale" ] || printf '%s\n' $stale | xargs rm -f
+  find build/obj -type f -exec touch {} + &&
+    echo "prebuilt: $(find build/obj -name '*.o' | wc -l) kernel objects of $(cat .prebuilt/commit) unpacked," \
+         "$(printf '%s' "$stale" | grep -c .) of changed sources left to make"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
   cd "$(dirname "$0")/.."
   src=${1:-.}
-  [ "$(prebuilt_hash "$src")" = "$(prebuilt_hash)" ] || { echo "prebuilt.sh: $src's kernel sources differ from this tree's" >&2; exit 1; }
+  [ "$(prebuilt_hash "$src")" = "$(prebuilt_hash)" ] || { echo "prebuilt.sh: $src's headers or flags differ from this tree's" >&2; exit 1; }
+  [ "$(prebuilt_sums "$src")" = "$(prebuilt_sums)" ] || { echo "prebuilt.sh: $src's kernel sources differ from this tree's" >&2; exit 1; }
   missing=$(cd "$src" && find out -mindepth 2 -name '*.cu' | sed 's|^out/\(.*\)\.cu$|build/obj/\1.o|' |
             while read -r o; do [ -f "$o" ] || echo "$o"; done | wc -l)
   [ "$missing" = 0 ] || { echo "prebuilt.sh: $missing kernel objects missing in $src/build/obj: build first" >&2; exit 1; }
@@ -38,6 +50,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   (cd "$src/build" && find obj -mindepth 2 -type f ! -path 'obj/runtime/*' | LC_ALL=C sort |
      tar czf - -T -) >.prebuilt/objs.tgz
   prebuilt_hash >.prebuilt/hash
+  prebuilt_sums >.prebuilt/sums
   git rev-parse --short HEAD >.prebuilt/commit
   echo "prebuilt.sh: $(du -h .prebuilt/objs.tgz | cut -f1) in .prebuilt/objs.tgz (commit $(cat .prebuilt/commit))"
 fi
