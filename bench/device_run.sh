@@ -635,17 +635,21 @@ timers() {
 # kite dispatches for KITE_NCU_OP at N = KITE_NCU_N (bf16, M*N = 2^28) under
 # ncu, with the sections that say where a row's time goes (stall reasons,
 # issue slots, memory throughput); the whole report comes back in $OUT.
+# KITE_NCU_LAUNCHES=k: the first k launches of `kite-bench --variants` instead
+# (every variant that takes n, in its listing order; one launch each).
 ncurow() {
-  local op n=${KITE_NCU_N:-262144} ops=${KITE_NCU_OP:-layernorm_bwd}
+  local op n=${KITE_NCU_N:-262144} ops=${KITE_NCU_OP:-layernorm_bwd} k=${KITE_NCU_LAUNCHES:-1} v=
+  [ "$k" -gt 1 ] && v=--variants
   for op in ${ops//,/ }; do
-    timeout $(( 570 - ($(date +%s) - T0) )) ncu --clock-control none --launch-count 1 -k "regex:^${op}(_fwd)?$" \
+    timeout $(( ${KITE_CALL_S:-570} - ($(date +%s) - T0) )) ncu --clock-control none --launch-count $k \
+      -k "regex:^${op}(_fwd)?$" \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
       --section Occupancy --section LaunchStats \
       --metrics 'regex:smsp__average_warps_issue_stalled_[a-z_]+_per_issue_active\.ratio' \
-      build/kite-bench --op "$op" --n "$n" --warmup 0 --reps 1 >"$OUT/ncu.$op.$n.txt" 2>&1
+      build/kite-bench --op "$op" --n "$n" --warmup 0 --reps 1 $v >"$OUT/ncu.$op.$n.txt" 2>&1
     echo "ncu $op $n rc=$?"
-    grep -E "Duration|Throughput|Achieved Occupancy|Registers Per|Grid Size|Cluster|Warp Cycles|Eligible|Issued" \
-      "$OUT/ncu.$op.$n.txt" | head -24
+    grep -E "Duration|Throughput|Achieved Occupancy|Registers Per|Grid Size|Block Size|Cluster Size|Warp Cycles|Eligible|Issued" \
+      "$OUT/ncu.$op.$n.txt" | head -$(( 24 * k ))
     # the stall reasons, largest first (warps stalled per issued instruction)
     grep -E "issue_stalled" "$OUT/ncu.$op.$n.txt" | awk '{ print $NF, $1 }' | sort -rn | head -8
   done
