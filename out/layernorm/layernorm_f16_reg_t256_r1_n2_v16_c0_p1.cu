@@ -947,18 +947,32 @@ __device__ __forceinline__ int cta_elems(int n, int r)
   return c;
 }
 
-// A cluster row's mean and rstd with one exchange between its CTAs (each an
-// mbarrier round trip, which two reductions paid twice): each CTA's sum and
-// squares about its own mean (f centred on it), its moments merged in rank
-// order (moments_merge, few registers live).  *c: access_y's correction from
-// the CTA's mean to the row's.
-__device__ __forceinline__ stats_t cluster_stats(float *f, float s, red_t &red, int t, int n, float eps, float *c)
+// The squares about m of a resident thread's accesses (x converted again:
+// floats kept across the row's reductions would cost a cluster row its second
+// CTA per SM, 64 registers at 512 threads).
+__device__ __forceinline__ float resident_squares(const raw_t (&x)[kNv], float m, int t, int n)
 {
-  const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, (int)cluster_rank());
-  const float mc = nc > 0.f ? sc / nc : 0.f;
   float q = 0.f;
 #pragma unroll
-  for (int j = 0; j < kNv; ++j) q = access_squares(&f[j * kVec], mc, access_index(0, j, t), n, q);
+  for (int j = 0; j < kNv; ++j) {
+    float f[kVec];
+    raw_floats1(x[j], f);
+    q = access_squares(f, m, access_index(0, j, t), n, q);
+  }
+  return q;
+}
+
+// A cluster row's mean and rstd with one exchange between its CTAs (each an
+// mbarrier round trip, which two reductions paid twice): each CTA's sum and
+// squares about its own mean *mc, its moments merged in rank order
+// (moments_merge, few registers live).  *c: access_y's correction from the
+// CTA's mean to the row's.
+__device__ __forceinline__ stats_t cluster_stats(const raw_t (&x)[kNv], float s, red_t &red, int t, int n, float eps,
+                                                 float *mc, float *c)
+{
+  const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, (int)cluster_rank());
+  *mc = nc > 0.f ? sc / nc : 0.f;
+  const float q = resident_squares(x, *mc, t, n);
   const float2 *v = cluster_exchange(make_float2(sc, cta_reduce(q, red.q, op_sum{})));
   moments_t mo = { 0.f, 0.f, 0.f };
 #pragma unroll 1
@@ -969,7 +983,7 @@ __device__ __forceinline__ stats_t cluster_stats(float *f, float s, red_t &red, 
   stats_t st;
   st.mean = mo.mean;
   st.rs = rsqrtf(mo.m2 / (float)n + eps);
-  *c = (mc - st.mean) * st.rs;
+  *c = (*mc - st.mean) * st.rs;
   return st;
 }
 
@@ -1022,26 +1036,33 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
       prefetch_row(row_in(a.x, a.ldx, p), p, n);
     }, [&](place_t p, const row_t &r, int k) {
       cp_async_wait();   // this thread's w and b slots (a no-op after the first row block)
-      float f[kElems];   // x converted once (0 past the row's end), then centred: the squares and y
-      raw_floats(r.x, f);
-      float s = 0.f, q = 0.f, c = 0.f;
+      // x stays raw (0 past the row's end), converted for the sum, the squares and y
+      float s = 0.f, m = 0.f, c = 0.f;   // m: what y centres x on (the row's mean; a cluster row's CTA's)
 #pragma unroll
-      for (int e = 0; e < kElems; ++e) s += f[e];
+      for (int j = 0; j < kNv; ++j) {
+        float f[kVec];
+        raw_floats1(r.x[j], f);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) s += f[e];
+      }
       stats_t st;
       if constexpr (kCluster > 1) {
-        st = cluster_stats(f, s, red[k], p.t, n, a.eps, &c);
+        st = cluster_stats(r.x, s, red[k], p.t, n, a.eps, &m, &c);
       } else {
-        st.mean = row_sum(s, red[k].s) / (float)n;
-#pragma unroll
-        for (int j = 0; j < kNv; ++j) q = access_squares(&f[j * kVec], st.mean, access_index(0, j, p.t), n, q);
-        st.rs = rsqrtf(row_sum(q, red[k].q) / (float)n + a.eps);
+        st.mean = m = row_sum(s, red[k].s) / (float)n;
+        st.rs = rsqrtf(row_sum(resident_squares(r.x, m, p.t, n), red[k].q) / (float)n + a.eps);
       }
       elem_t *y = row_out(a.y, a.ldy, p);
-      const int m = p.live ? n : 0;   // dead rows store nothing
+      const int lim = p.live ? n : 0;   // dead rows store nothing
 #pragma unroll
-      for (int j = 0; j < kNv; ++j)
-        access_y(&f[j * kVec], w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], st.rs, c,
-                 access_index(0, j, p.t), m, y);
+      for (int j = 0; j < kNv; ++j) {
+        float d[kVec];
+        raw_floats1(r.x[j], d);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) d[e] -= m;
+        access_y(d, w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], st.rs, c,
+                 access_index(0, j, p.t), lim, y);
+      }
       store_stats(a, p, st);   // after y: fewer registers live across its stores
     });
     return;

@@ -74,7 +74,8 @@ end
 -- holds at most 32 bytes and a CTA at most 4 rows, else 1024 (64); both keep
 -- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
-  if p.cluster > 1 and opts.cluster_occupancy then return opts.cluster_occupancy end
+  local co = opts.cluster_occupancy
+  if p.cluster > 1 and co then return type(co) == "table" and co[p.threads] or co end
   if M.staged(p) then return M.STAGED_THREADS end
   if opts.occupancy then return opts.occupancy end
   return (M.footprint(p) <= 32 and p.rows <= 4) and 1536 or 1024
@@ -134,7 +135,8 @@ end
 -- (reading x a second time), stream_operands = rows a streaming thread holds
 -- at once in the output pass (x, and w for rmsnorm), occupancy to fix the
 -- threads per SM (cross-entropy's target fetch needs the registers of the
--- 1024-thread budget) and cluster_occupancy that of its cluster rows,
+-- 1024-thread budget) and cluster_occupancy that of its cluster rows (or a
+-- table of it by threads per CTA),
 -- shared_w = the weight rows (w, or w and b) resident variants keep in
 -- shared memory (statically; dynamic_w: in dynamic shared memory, past the
 -- 48 KB a kernel may declare), bulk_first = the chunk sizes (from, to) where bulk rows of 4
@@ -172,13 +174,16 @@ M.OPS = {
                   staged = { "x", "res" } },
   -- one row, w and b shared (64 KB at 512 threads of 4 accesses: dynamic):
   -- register rows and cluster rows (mean, then the variance about it, from
-  -- the registers: x as floats, which spill in a cluster row at 64
-  -- registers) or streaming in two passes (each chunk's moments merged into
-  -- the thread's, then the output from the row cache or L2); bulk rows of two
-  -- stages (the next row block's x in shared memory, not registers)
+  -- the registers: x kept raw and converted for each use, so that a cluster
+  -- row of 512 threads fits 64 registers and two CTAs share an SM; at 83
+  -- registers one did, 112 SMs busy and 40% of DRAM at 256 K on the H100;
+  -- 256 threads stay at two CTAs, as four spill in bf16) or streaming
+  -- in two passes (each chunk's moments merged into the thread's, then the
+  -- output from the row cache or L2); bulk rows of two stages (the next row
+  -- block's x in shared memory, not registers)
   layernorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 2, dynamic_w = true,
                 bulk_first = {}, modes = { reg = true, loop = true, bulk = true }, pipe_max = 1,
-                cluster_occupancy = 512, staged_pipe = 2 },
+                cluster_occupancy = { [256] = 512, [512] = 1024 }, staged_pipe = 2 },
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
   -- partial row (partials: the partial rows per CTA, a persistent grid,
   -- launched by partials_launcher)
