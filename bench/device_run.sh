@@ -591,8 +591,9 @@ retune() {
   left() { echo $(( ${KITE_CALL_S:-575} - ($(date +%s) - T0) )); }
   local list=${KITE_OPS:?set KITE_OPS, e.g. cross_entropy_bwd,rmsnorm_bwd}
   tune_merge ${list//,/ }
+  # KITE_VS_OPS=a,b: vs_torch of those ops only (default every op)
   PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/vs_torch.py --csv "$OUT/vs_torch.csv" \
-    --n 1024,4096,16384,65536,131072,262144 >"$OUT/vs_torch.txt" 2>&1
+    --n 1024,4096,16384,65536,131072,262144 ${KITE_VS_OPS:+--op $KITE_VS_OPS} >"$OUT/vs_torch.txt" 2>&1
   { echo "vs_torch rc=$? ($(left) s left)"; grep -vE '^#' "$OUT/vs_torch.txt" | tail -52; } | tee -a "$OUT/summary.txt"
 }
 
