@@ -2818,14 +2818,6 @@ const struct kite_rule kite_rules[] = {
   {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 418, 77.216f},
   {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 419, 95.264f},
   {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 419, 78.480f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 521, 94.816f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 521, 93.712f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 521, 94.208f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 521, 93.184f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 521, 149.376f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 521, 203.024f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 521, 311.584f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 521, 404.832f},
   {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 431, 371.168f},
   {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 431, 190.352f},
   {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 431, 91.824f},
@@ -2839,14 +2831,6 @@ const struct kite_rule kite_rules[] = {
   {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 443, 77.536f},
   {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 444, 93.424f},
   {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 444, 77.728f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 522, 93.968f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 522, 92.880f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 522, 93.504f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 522, 91.968f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 522, 149.328f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 522, 202.848f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 522, 310.336f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 522, 403.744f},
   {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 456, 286.208f},
   {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 456, 148.640f},
   {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 464, 131.776f},
@@ -2860,14 +2844,30 @@ const struct kite_rule kite_rules[] = {
   {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 469, 143.024f},
   {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 523, 163.504f},
   {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 523, 163.520f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 523, 167.088f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 523, 168.832f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 523, 198.848f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 523, 199.680f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 523, 305.168f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 523, 398.544f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 523, 608.016f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 523, 792.496f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 521, 94.688f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 482, 87.024f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 521, 94.256f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 521, 93.328f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 521, 149.920f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 521, 203.184f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 521, 311.616f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 521, 404.960f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 522, 93.824f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 486, 88.320f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 522, 93.136f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 522, 92.112f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 522, 148.544f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 522, 202.928f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 522, 310.608f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 522, 403.584f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 523, 166.848f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 500, 164.512f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 523, 199.344f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 510, 191.776f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 523, 306.240f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 523, 398.848f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 523, 607.888f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 523, 791.952f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 166, 252.592f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 166, 132.096f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 166, 78.608f},
@@ -3007,14 +3007,6 @@ const struct kite_rule kite_rules[] = {
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 540, 198.448f},
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 575, 236.336f},
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 575, 207.920f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 585, 271.648f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 585, 233.696f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 595, 264.000f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 595, 225.760f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 605, 411.776f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 605, 432.944f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 606, 912.688f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 606, 1033.968f},
   {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 543, 532.336f},
   {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 543, 279.008f},
   {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 543, 153.360f},
@@ -3028,14 +3020,6 @@ const struct kite_rule kite_rules[] = {
   {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 556, 202.464f},
   {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 579, 245.024f},
   {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 579, 210.496f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 589, 273.776f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 589, 235.040f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 599, 262.496f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 599, 225.152f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 609, 416.960f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 609, 439.840f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 610, 901.040f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 610, 1028.320f},
   {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 559, 362.592f},
   {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 560, 231.744f},
   {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 566, 211.424f},
@@ -3049,14 +3033,30 @@ const struct kite_rule kite_rules[] = {
   {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 583, 254.656f},
   {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 593, 314.560f},
   {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 593, 274.592f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 603, 326.896f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 603, 287.488f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 613, 354.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 613, 307.872f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 614, 576.624f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 614, 675.584f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 569, 2147.280f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 569, 2823.936f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 578, 211.872f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 578, 180.384f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 595, 224.400f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 588, 194.288f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 598, 328.848f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 598, 337.408f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 608, 678.016f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 608, 675.856f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 582, 212.160f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 582, 182.368f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 599, 227.776f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 592, 197.200f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 602, 334.992f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 602, 343.776f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 612, 690.256f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 612, 692.512f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 603, 287.488f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 603, 245.936f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 613, 306.144f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 613, 259.792f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 614, 544.320f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 614, 649.232f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 569, 2133.744f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 569, 2802.224f},
 };
 const int32_t kite_rules_len = 665;
 
@@ -3277,7 +3277,9 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm", KITE_BF16, 3585, 4096, 421},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 4097, 8192, 418},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 8193, 16384, 419},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 16385, 1073741824, 521},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 16385, 24576, 521},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 24577, 32768, 482},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_BF16, 32769, 1073741824, 521},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F16, 1, 256, 431},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F16, 257, 512, 439},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F16, 513, 1024, 447},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
@@ -3286,7 +3288,9 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm", KITE_F16, 3444, 4096, 446},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 4097, 8192, 443},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 8193, 16384, 444},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 16385, 1073741824, 522},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 16385, 24576, 522},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 24577, 32768, 486},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F16, 32769, 1073741824, 522},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F32, 1, 128, 456},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F32, 129, 256, 464},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F32, 257, 512, 472},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
@@ -3300,7 +3304,13 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm", KITE_F32, 8193, 10240, 526},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"layernorm", KITE_F32, 10241, 12288, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F32, 12289, 14336, 499},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 14337, 1073741824, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 14337, 28672, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 28673, 32768, 500},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 32769, 57344, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 57345, 59392, 510},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 59393, 61440, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 61441, 65536, 510},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 65537, 1073741824, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm_bwd", KITE_BF16, 1, 256, 527},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 257, 512, 534},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 513, 1024, 532},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
@@ -3310,10 +3320,11 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm_bwd", KITE_BF16, 4096, 4096, 539},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
   {"layernorm_bwd", KITE_BF16, 4097, 8192, 540},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
   {"layernorm_bwd", KITE_BF16, 8193, 16384, 575},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 585},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_BF16, 32769, 65536, 595},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 605},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 606},  /* layernorm_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 578},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 59392, 595},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 59393, 65536, 588},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 598},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 608},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
   {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 537},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 1, 256, 543},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm_bwd", KITE_F16, 257, 512, 550},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
@@ -3324,10 +3335,11 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm_bwd", KITE_F16, 3841, 4096, 555},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
   {"layernorm_bwd", KITE_F16, 4097, 8192, 556},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
   {"layernorm_bwd", KITE_F16, 8193, 16384, 579},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 589},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F16, 32769, 65536, 599},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 609},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 610},  /* layernorm_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 582},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 55108, 599},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 55109, 65536, 592},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 602},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 612},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
   {"layernorm_bwd", KITE_F16, 262145, 1073741824, 553},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 1, 86, 559},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm_bwd", KITE_F32, 87, 128, 560},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
@@ -3611,4 +3623,4 @@ const struct kite_row_span kite_row_spans[] = {
   {"softmax_bwd", KITE_F32, 81921, 131072, 1188},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"softmax_bwd", KITE_F32, 131073, 1073741824, 1142},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
-const int32_t kite_row_spans_len = 524;
+const int32_t kite_row_spans_len = 536;
