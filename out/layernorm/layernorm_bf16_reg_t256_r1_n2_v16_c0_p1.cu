@@ -909,13 +909,16 @@ __device__ __forceinline__ moments_t chunk_moments(const raw_t (&r)[kNv], int ba
   return { (float)count, mean, q };
 }
 
-// y of x's access at element i from d = x - mean (w and b's accesses given;
-// b absent: zeros).  Cluster rows centre d on their CTA's mean instead: c =
-// (that mean - the row's) * rs.
-__device__ __forceinline__ void access_y(float *d, const raw_t &w, const raw_t &b, float rs, float c, int i, int n,
-                                         elem_t *y)
+// y of x's access at element i, centred on m (the mean; w and b's accesses
+// given; b absent: zeros).  Cluster rows centre it on their CTA's mean
+// instead: c = (that mean - the row's) * rs.
+__device__ __forceinline__ void access_y(const raw_t &x, float m, const raw_t &w, const raw_t &b, float rs, float c,
+                                         int i, int n, elem_t *y)
 {
-  float fw[kVec], fb[kVec];
+  float d[kVec], fw[kVec], fb[kVec];
+  raw_floats1(x, d);
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) d[e] -= m;
   raw_floats1(w, fw);
   raw_floats1(b, fb);
 #pragma unroll
@@ -1055,14 +1058,9 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
       elem_t *y = row_out(a.y, a.ldy, p);
       const int lim = p.live ? n : 0;   // dead rows store nothing
 #pragma unroll
-      for (int j = 0; j < kNv; ++j) {
-        float d[kVec];
-        raw_floats1(r.x[j], d);
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) d[e] -= m;
-        access_y(d, w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], st.rs, c,
+      for (int j = 0; j < kNv; ++j)
+        access_y(r.x[j], m, w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], st.rs, c,
                  access_index(0, j, p.t), lim, y);
-      }
       store_stats(a, p, st);   // after y: fewer registers live across its stores
     });
     return;
@@ -1087,12 +1085,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
 #pragma unroll
       for (int j = 0; j < kNv; ++j) {
         const int i = access_index(c * kChunk, j, p.t);
-        if (i >= m) continue;
-        float d[kVec];
-        raw_floats1(r[j], d);
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) d[e] -= st.mean;
-        access_y(d, rw[j], rb[j], st.rs, 0.f, i, m, y);
+        if (i < m) access_y(r[j], st.mean, rw[j], rb[j], st.rs, 0.f, i, m, y);
       }
     }
   });
