@@ -4,6 +4,7 @@
  *                          printed once and KITE_TEST_SEED=<n> repeats it
  *   kt_gpu_usable          is there a CUDA device of compute capability 9.0?
  *   kt_f32_to_bf16 ...     host bf16 / f16 <-> float, round-to-nearest-even
+ *   kt_out_atol            an output dtype's absolute tolerance (f16 subnormals)
  *   KT_CUDA_CHECK(e)       fails the running Check test on a CUDA error
  *   KT_KITE_OK(e)          fails the running Check test unless e is KITE_OK
  *
@@ -247,6 +248,11 @@ static inline int kt_dtype_size(kite_dtype d)
   }
   return 0;
 }
+
+/* What an output of dtype d cannot hold below its normal range (f16's
+   subnormal spacing 2^-24): an absolute tolerance, so that a value that
+   cancels to near zero does not fail on its rounding alone. */
+static inline double kt_out_atol(kite_dtype d) { return d == KITE_F16 ? 0x1p-24 : 0.0; }
 
 static inline const char *kt_dtype_name(kite_dtype d)
 {

@@ -71,9 +71,6 @@ static const kite_dtype c_types[3] = { KITE_BF16, KITE_F16, KITE_F32 };
    rounding alone costs about 2e-3 of the norm (4e-3 at worst per element);
    f32 accumulation far less. */
 static double fro_tol(kite_dtype ab) { return ab == KITE_BF16 ? 1e-2 : 5e-3; }
-/* What an f16 C cannot hold below its normal range (subnormal spacing 2^-24);
-   a sum that cancels to near zero must not fail on that alone. */
-static double out_atol(kite_dtype c) { return c == KITE_F16 ? 0x1p-24 : 0.0; }
 /* Every element: |C - want| <= ELEM_TOL * max(|want|, rms(want)) + atol.  Five
    times bf16's rounding, so only a wrong element (a tile edge, a dropped
    K step) trips it, which the norm over millions of elements would hide. */
@@ -286,7 +283,7 @@ static void gc_check(const gcase *g, const double *p, gstats *st)
   KT_CUDA_CHECK(kt_dev_gemm_err(&g->cm, g->cd, p, g->s.alpha, g->s.beta, g->seed_c, 0, 0, &e));
   ck_assert_msg(e.nonfinite == 0, "%s: %llu elements NaN or Inf, the first C[%lld][%lld]%s", where, e.nonfinite,
                 e.first_nonfinite / N, e.first_nonfinite % N, g->seed_c ? "" : " (C was NaN before: not written?)");
-  const double atol = out_atol(g->c), mn = (double)M * (double)N;
+  const double atol = kt_out_atol(g->c), mn = (double)M * (double)N;
   const double fro = sqrt(e.err2), ref = sqrt(e.want2);
   const double fro_ratio = fro / (fro_tol(g->ab) * ref + atol * sqrt(mn));
   ck_assert_msg(fro_ratio <= 1.0, "%s: ||C - ref||_F / ||ref||_F = %.3g, tolerance %.3g", where,

@@ -61,7 +61,7 @@ static int op_of(const char *name)
 /* Row outputs (y): relative to the element, plus an absolute floor for what
    the dtype cannot hold (f16 subnormals). */
 static double y_rtol(kite_dtype d) { return d == KITE_BF16 ? 1.6e-2 : d == KITE_F16 ? 2e-3 : 1e-5; }
-static double y_atol(kite_dtype d) { return d == KITE_F16 ? 0x1p-24 : 1e-37; }
+static double y_atol(kite_dtype d) { return fmax(kt_out_atol(d), 1e-37); }
 /* rstd is f32 computed from exactly representable inputs: accumulation error only. */
 #define RSTD_RTOL 1e-5
 /* loss and lse: f32 from exactly representable inputs; absolute, scaled by 1 + |ref|. */

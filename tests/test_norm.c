@@ -43,13 +43,10 @@
 static const kite_dtype dtypes[3] = { KITE_BF16, KITE_F16, KITE_F32 };
 
 /* dx's tolerance: its rounding to the dtype, and f32 arithmetic's share of
-   the row's scale (rstd * (max |g| + max |xh| * mean |xh g|)). */
+   the row's scale (rstd * (max |g| + max |xh| * mean |xh g|)), and
+   kt_out_atol (f16 dx of N = 1: 8.07e-8 stored as 5.96e-8, the nearest). */
 static double dx_rtol(kite_dtype d) { return d == KITE_BF16 ? 8e-3 : d == KITE_F16 ? 1e-3 : 2e-6; }
 #define F32_SHARE 2e-5
-/* What the dtype cannot hold below its normal range (f16's subnormal spacing
-   2^-24): an output that cancels to near zero must not fail on that alone
-   (seen: f16 dx of N = 1, 8.07e-8 stored as 5.96e-8). */
-static double out_atol(kite_dtype d) { return d == KITE_F16 ? 0x1p-24 : 0.0; }
 #define DW_SHARE 1e-5   /* of the sum of |dy * xh| over the rows */
 
 enum { NOT_IN_PLACE, DX_IS_DY, DX_IS_X };
@@ -126,7 +123,7 @@ static void host_reference(nproblem *p)
     for (int64_t j = 0; j < N; j++) {
       const double ref = rs * (g[j] - cg - xh[j] * c);
       p->dx_ref[i * N + j] = ref;
-      p->dx_tol[i * N + j] = dx_rtol(p->dt) * fabs(ref) + F32_SHARE * scale + out_atol(p->dt) + 1e-30;
+      p->dx_tol[i * N + j] = dx_rtol(p->dt) * fabs(ref) + F32_SHARE * scale + kt_out_atol(p->dt) + 1e-30;
     }
   }
   for (int64_t j = 0; j < N; j++) {
@@ -623,7 +620,7 @@ static double rp_check(const rproblem *p, const char *what, unsigned char **ybuf
     for (int64_t j = 0; j < p->N; j++) {
       const int64_t e = p->off + i * p->ld + j;
       const double got = kt_load(p->dt, y, e), ref = p->y_ref[i * p->N + j];
-      const double tol = fy_rtol(p->dt) * fabs(ref) + 1e-6 * p->rstd_ref[i] + out_atol(p->dt) + 1e-30;
+      const double tol = fy_rtol(p->dt) * fabs(ref) + 1e-6 * p->rstd_ref[i] + kt_out_atol(p->dt) + 1e-30;
       ck_assert_msg(fabs(got - ref) <= tol, "%s: y[%lld][%lld] = %.9g, want %.9g", what, (long long)i, (long long)j,
                     got, ref);
       worst = fmax(worst, fabs(got - ref) / tol);
@@ -790,7 +787,7 @@ static lproblem lp_new(kite_dtype dt, int64_t M, int64_t N, int aligned, int wit
       const double x = kt_load(dt, p.xh, p.off + i * p.ld + j);
       const double ref = (x - mean) * rs * kt_load(dt, p.wh, j) + kt_load(dt, p.bh, j);
       p.y_ref[i * N + j] = ref;
-      p.y_tol[i * N + j] = fy_rtol(dt) * fabs(ref) + 3e-5 * rs * xmax * wmax + out_atol(dt) + 1e-30;
+      p.y_tol[i * N + j] = fy_rtol(dt) * fabs(ref) + 3e-5 * rs * xmax * wmax + kt_out_atol(dt) + 1e-30;
     }
   }
   p.xa = kt_dalloc(p.bytes), p.wd = kt_dalloc((size_t)N * es), p.bd = kt_dalloc((size_t)N * es);
