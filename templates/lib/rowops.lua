@@ -75,7 +75,10 @@ end
 -- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
   local co = opts.cluster_occupancy
-  if p.cluster > 1 and co then return type(co) == "table" and co[p.threads] or co end
+  if p.cluster > 1 and co then
+    if type(co) ~= "table" then return co end
+    return co[p.threads] or error("cluster_occupancy: no entry for " .. p.threads .. " threads")
+  end
   if M.staged(p) then return M.STAGED_THREADS end
   if opts.occupancy then return opts.occupancy end
   return (M.footprint(p) <= 32 and p.rows <= 4) and 1536 or 1024
