@@ -16,7 +16,7 @@ bench() {
     build/kite-bench --op layernorm --n 262144 --variants --warmup 0 --reps 1 2>&1 | grep -E "inst_executed|duration|registers|grid_size" | sed "s/^/$1 /"
 }
 bench main
-for f in $(cd ab_new && ls */*.cu); do cp ab_new/$f out/$f; done
+tar xzf ab_new/ab_new.tgz -C /tmp && for f in $(cd /tmp/ab_new && ls */*.cu); do cp /tmp/ab_new/$f out/$f; done
 { make -j16 && make -j16 build/kite-bench; } > $OUT/build_new.log 2>&1 || tail -20 $OUT/build_new.log
 echo "butterfly objects built at $(( $(date +%s) - T0 )) s: $(grep -c '^NVCC' $OUT/build_new.log) compiled"
 bench new
@@ -24,5 +24,5 @@ ext() { awk '$4 ~ /^[0-9]+$/ { if (NF == 10) print $6 "@" $4, $8; else print $5 
 echo "==== cluster rows: butterfly / main (TB/s, bf16, M*N = 2^28)"
 join <(ext $OUT/new.txt) <(ext $OUT/main.txt) | grep "_x[0-9]" | awk '{ printf "%-58s %6s %6s %6.3f\n", $1, $2, $3, $2 / $3 }'
 echo "==== the best of each op and N: main | butterfly"
-for f in main new; do ext $OUT/$f.txt | awk -F'[@ ]' '{ k = $2; if (!(k in b) || $3 > b[k]) { b[k] = $3; v[k] = $1 } } END { for (k in b) print k, v[k], b[k] }' | sort -n | sed "s/^/$f /"; done
+for f in main new; do ext $OUT/$f.txt | awk -F'[@ ]' '{ k = substr($1, 1, index($1, "_bf16") - 1) " " $2; if (!(k in b) || $3 > b[k]) { b[k] = $3; v[k] = $1 } } END { for (k in b) print k, v[k], b[k] }' | sort -k1,1 -k2n | sed "s/^/$f /"; done
 cd $OUT && tar czf logs.tgz *.log 2>/dev/null; rm -f *.log
