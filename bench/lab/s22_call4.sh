@@ -1,7 +1,7 @@
 # Session 22, call 4 (`bash bench/lab/s22_call4.sh`, main's tree, .prebuilt and ab_new/ carried: the
 # butterfly's (b60e5e6e) cluster-row sources of softmax, cross_entropy and layernorm).  On an H200 the
 # retune of s22_call3.sh; on an H100 main's cluster rows against the butterfly's, one machine, one call:
-# bench main's build, swap ab_new/ in, rebuild those objects, bench again (instructions by ncu, x16).
+# bench main's build, swap ab_new/ in, rebuild those objects (`make build`: `make` would regenerate out/), bench again (instructions by ncu, x16).
 export KITE_COMMIT=${KITE_COMMIT:-f0bfa3b8}
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
 if echo "$G" | grep -q H200; then exec bash bench/lab/s22_call3.sh; fi
@@ -17,7 +17,7 @@ bench() {
 }
 bench main
 tar xzf ab_new/ab_new.tgz -C /tmp && for f in $(cd /tmp/ab_new && ls */*.cu); do cp /tmp/ab_new/$f out/$f; done
-{ make -j16 && make -j16 build/kite-bench; } > $OUT/build_new.log 2>&1 || tail -20 $OUT/build_new.log
+make -j16 build build/kite-bench > $OUT/build_new.log 2>&1 || tail -20 $OUT/build_new.log
 echo "butterfly objects built at $(( $(date +%s) - T0 )) s: $(grep -c '^NVCC' $OUT/build_new.log) compiled"
 bench new
 ext() { awk '$4 ~ /^[0-9]+$/ { if (NF == 10) print $6 "@" $4, $8; else print $5 "@" $4, $7 }' $1 | sort -u -k1,1; }
