@@ -486,6 +486,25 @@ __device__ __forceinline__ T cluster_combine(T v, Op op)
   return v;
 }
 
+// The merge of the cluster's values by rank, lane l of every warp starting
+// from rank l mod kCluster's (mine): a butterfly over the lanes, log2(kCluster)
+// merges a thread where merging every rank in turn cost more instructions than
+// a 16-CTA row's elements (ncu, H100: issue-bound).  The lower ranks' side is
+// always merge's first operand, so every thread of the cluster gets the same bits.
+template <typename T, typename Merge>
+__device__ __forceinline__ T cluster_butterfly(T mine, Merge merge)
+{
+  static_assert(kCluster <= 32 && (kCluster & (kCluster - 1)) == 0, "a power of two of ranks within a warp");
+  const int lane = threadIdx.x % 32;
+#pragma unroll 1   // unrolled, 512-thread rows spill at 64 registers
+  for (int step = 1; step < kCluster; step <<= 1) {
+    const T o = shfl_xor(mine, step);
+    const bool high = lane & step;
+    mine = merge(high ? o : mine, high ? mine : o);
+  }
+  return mine;
+}
+
 // A reduction over the CTA's part of a row: warp shuffles, then the row's
 // warps through shared memory (red: kRedSlots per row, a slot per warp).
 // Every thread of the CTA must call it when the row spans warps: it holds a
@@ -551,6 +570,16 @@ __device__ __forceinline__ ms_t row_ms(ms_t v, scratch_t &red)
   return { m, row_sum(s, red.s) };
 }
 
+// Two (max, sum relative to it) pairs as one; both of -inf (sums 0): that.
+struct op_ms {
+  __device__ float2 operator()(float2 a, float2 b) const
+  {
+    const float m = fmaxf(a.x, b.x);
+    if (m == -INFINITY) return a;
+    return make_float2(m, fmaf(a.y, fast_exp2((a.x - m) * kLog2e), b.y * fast_exp2((b.x - m) * kLog2e)));
+  }
+};
+
 // Resident rows' statistics over the floats a thread holds: the row's max,
 // then each element's exp2 once (left in f for the caller, 0 for the -inf
 // fill), summed.  A row of -inf (or a dead row's fill) gets max -inf and sum 0.
@@ -576,16 +605,9 @@ __device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red, 
     return { m, row_sum(s, red.s) };
   } else {
     const float2 *v = cluster_exchange(make_float2(m, cta_reduce(s, red.s, op_sum{})));
-    float mx = -INFINITY, sum = 0.f;   // merged online in rank order: few registers (x16 rows sit at 64)
-#pragma unroll 1
-    for (int r = 0; r < kCluster; ++r) {
-      const float2 u = v[r];
-      const float nm = fmaxf(mx, u.x);
-      if (nm != -INFINITY) sum = fmaf(sum, fast_exp2((mx - nm) * kLog2e), u.y * fast_exp2((u.x - nm) * kLog2e));
-      mx = nm;
-    }
-    *f_scale = m == -INFINITY ? 0.f : fast_exp2((m - mx) * kLog2e);
-    return { mx, sum };
+    const float2 ms = cluster_butterfly(v[threadIdx.x % kCluster], op_ms{});
+    *f_scale = m == -INFINITY ? 0.f : fast_exp2((m - ms.x) * kLog2e);
+    return { ms.x, ms.y };
   }
 }
 
@@ -965,24 +987,34 @@ __device__ __forceinline__ float resident_squares(const raw_t (&x)[kNv], float m
   return q;
 }
 
+struct op_moments {
+  __device__ moments_t operator()(const moments_t &a, const moments_t &b) const { return moments_merge(a, b); }
+};
+__device__ __forceinline__ moments_t shfl_xor(const moments_t &v, int o)
+{
+  return { shfl_xor(v.n, o), shfl_xor(v.mean, o), shfl_xor(v.m2, o) };
+}
+
+// The row's moments from its CTAs' (sum, squares about the CTA's mean) v[r],
+// merged by cluster_butterfly.
+__device__ __forceinline__ moments_t cluster_moments(const float2 *v, int n)
+{
+  const int r = threadIdx.x % kCluster;
+  const float nr = (float)cta_elems(n, r);
+  return cluster_butterfly(moments_t{ nr, nr > 0.f ? v[r].x / nr : 0.f, v[r].y }, op_moments{});
+}
+
 // A cluster row's mean and rstd with one exchange between its CTAs (each an
 // mbarrier round trip, which two reductions paid twice): each CTA's sum and
-// squares about its own mean *mc, its moments merged in rank order
-// (moments_merge, few registers live).  *c: access_y's correction from the
-// CTA's mean to the row's.
+// squares about its own mean *mc, merged by cluster_moments.  *c: access_y's
+// correction from the CTA's mean to the row's.
 __device__ __forceinline__ stats_t cluster_stats(const raw_t (&x)[kNv], float s, red_t &red, int t, int n, float eps,
                                                  float *mc, float *c)
 {
   const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, (int)cluster_rank());
   *mc = nc > 0.f ? sc / nc : 0.f;
   const float q = resident_squares(x, *mc, t, n);
-  const float2 *v = cluster_exchange(make_float2(sc, cta_reduce(q, red.q, op_sum{})));
-  moments_t mo = { 0.f, 0.f, 0.f };
-#pragma unroll 1
-  for (int r = 0; r < kCluster; ++r) {
-    const float nr = (float)cta_elems(n, r);
-    mo = moments_merge(mo, { nr, nr > 0.f ? v[r].x / nr : 0.f, v[r].y });
-  }
+  const moments_t mo = cluster_moments(cluster_exchange(make_float2(sc, cta_reduce(q, red.q, op_sum{}))), n);
   stats_t st;
   st.mean = mo.mean;
   st.rs = rsqrtf(mo.m2 / (float)n + eps);

@@ -484,6 +484,25 @@ __device__ __forceinline__ T cluster_combine(T v, Op op)
   return v;
 }
 
+// The merge of the cluster's values by rank, lane l of every warp starting
+// from rank l mod kCluster's (mine): a butterfly over the lanes, log2(kCluster)
+// merges a thread where merging every rank in turn cost more instructions than
+// a 16-CTA row's elements (ncu, H100: issue-bound).  The lower ranks' side is
+// always merge's first operand, so every thread of the cluster gets the same bits.
+template <typename T, typename Merge>
+__device__ __forceinline__ T cluster_butterfly(T mine, Merge merge)
+{
+  static_assert(kCluster <= 32 && (kCluster & (kCluster - 1)) == 0, "a power of two of ranks within a warp");
+  const int lane = threadIdx.x % 32;
+#pragma unroll 1   // unrolled, 512-thread rows spill at 64 registers
+  for (int step = 1; step < kCluster; step <<= 1) {
+    const T o = shfl_xor(mine, step);
+    const bool high = lane & step;
+    mine = merge(high ? o : mine, high ? mine : o);
+  }
+  return mine;
+}
+
 // A reduction over the CTA's part of a row: warp shuffles, then the row's
 // warps through shared memory (red: kRedSlots per row, a slot per warp).
 // Every thread of the CTA must call it when the row spans warps: it holds a
@@ -549,6 +568,16 @@ __device__ __forceinline__ ms_t row_ms(ms_t v, scratch_t &red)
   return { m, row_sum(s, red.s) };
 }
 
+// Two (max, sum relative to it) pairs as one; both of -inf (sums 0): that.
+struct op_ms {
+  __device__ float2 operator()(float2 a, float2 b) const
+  {
+    const float m = fmaxf(a.x, b.x);
+    if (m == -INFINITY) return a;
+    return make_float2(m, fmaf(a.y, fast_exp2((a.x - m) * kLog2e), b.y * fast_exp2((b.x - m) * kLog2e)));
+  }
+};
+
 // Resident rows' statistics over the floats a thread holds: the row's max,
 // then each element's exp2 once (left in f for the caller, 0 for the -inf
 // fill), summed.  A row of -inf (or a dead row's fill) gets max -inf and sum 0.
@@ -574,16 +603,9 @@ __device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red, 
     return { m, row_sum(s, red.s) };
   } else {
     const float2 *v = cluster_exchange(make_float2(m, cta_reduce(s, red.s, op_sum{})));
-    float mx = -INFINITY, sum = 0.f;   // merged online in rank order: few registers (x16 rows sit at 64)
-#pragma unroll 1
-    for (int r = 0; r < kCluster; ++r) {
-      const float2 u = v[r];
-      const float nm = fmaxf(mx, u.x);
-      if (nm != -INFINITY) sum = fmaf(sum, fast_exp2((mx - nm) * kLog2e), u.y * fast_exp2((u.x - nm) * kLog2e));
-      mx = nm;
-    }
-    *f_scale = m == -INFINITY ? 0.f : fast_exp2((m - mx) * kLog2e);
-    return { mx, sum };
+    const float2 ms = cluster_butterfly(v[threadIdx.x % kCluster], op_ms{});
+    *f_scale = m == -INFINITY ? 0.f : fast_exp2((m - ms.x) * kLog2e);
+    return { ms.x, ms.y };
   }
 }
 

@@ -114,24 +114,34 @@ __device__ __forceinline__ float resident_squares(const raw_t (&x)[kNv], float m
   return q;
 }
 
+struct op_moments {
+  __device__ moments_t operator()(const moments_t &a, const moments_t &b) const { return moments_merge(a, b); }
+};
+__device__ __forceinline__ moments_t shfl_xor(const moments_t &v, int o)
+{
+  return { shfl_xor(v.n, o), shfl_xor(v.mean, o), shfl_xor(v.m2, o) };
+}
+
+// The row's moments from its CTAs' (sum, squares about the CTA's mean) v[r],
+// merged by cluster_butterfly.
+__device__ __forceinline__ moments_t cluster_moments(const float2 *v, int n)
+{
+  const int r = threadIdx.x % kCluster;
+  const float nr = (float)cta_elems(n, r);
+  return cluster_butterfly(moments_t{ nr, nr > 0.f ? v[r].x / nr : 0.f, v[r].y }, op_moments{});
+}
+
 // A cluster row's mean and rstd with one exchange between its CTAs (each an
 // mbarrier round trip, which two reductions paid twice): each CTA's sum and
-// squares about its own mean *mc, its moments merged in rank order
-// (moments_merge, few registers live).  *c: access_y's correction from the
-// CTA's mean to the row's.
+// squares about its own mean *mc, merged by cluster_moments.  *c: access_y's
+// correction from the CTA's mean to the row's.
 __device__ __forceinline__ stats_t cluster_stats(const raw_t (&x)[kNv], float s, red_t &red, int t, int n, float eps,
                                                  float *mc, float *c)
 {
   const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, (int)cluster_rank());
   *mc = nc > 0.f ? sc / nc : 0.f;
   const float q = resident_squares(x, *mc, t, n);
-  const float2 *v = cluster_exchange(make_float2(sc, cta_reduce(q, red.q, op_sum{})));
-  moments_t mo = { 0.f, 0.f, 0.f };
-#pragma unroll 1
-  for (int r = 0; r < kCluster; ++r) {
-    const float nr = (float)cta_elems(n, r);
-    mo = moments_merge(mo, { nr, nr > 0.f ? v[r].x / nr : 0.f, v[r].y });
-  }
+  const moments_t mo = cluster_moments(cluster_exchange(make_float2(sc, cta_reduce(q, red.q, op_sum{}))), n);
   stats_t st;
   st.mean = mo.mean;
   st.rs = rsqrtf(mo.m2 / (float)n + eps);

@@ -76,6 +76,7 @@ end
 function M.occupancy(p, opts)
   local co = opts.cluster_occupancy
   if p.cluster > 1 and co then
+    if type(co) == "function" then return co(p) end
     if type(co) ~= "table" then return co end
     return co[p.threads] or error("cluster_occupancy: no entry for " .. p.threads .. " threads")
   end
@@ -139,7 +140,7 @@ end
 -- at once in the output pass (x, and w for rmsnorm), occupancy to fix the
 -- threads per SM (cross-entropy's target fetch needs the registers of the
 -- 1024-thread budget) and cluster_occupancy that of its cluster rows (or a
--- table of it by threads per CTA),
+-- table of it by threads per CTA, or a function of the point),
 -- shared_w = the weight rows (w, or w and b) resident variants keep in
 -- shared memory (statically; dynamic_w: in dynamic shared memory, past the
 -- 48 KB a kernel may declare), bulk_first = the chunk sizes (from, to) where bulk rows of 4
@@ -178,15 +179,18 @@ M.OPS = {
   -- one row, w and b shared (64 KB at 512 threads of 4 accesses: dynamic):
   -- register rows and cluster rows (mean, then the variance about it, from
   -- the registers: x kept raw and converted for each use, so that a cluster
-  -- row of 512 threads fits 64 registers and two CTAs share an SM; at 83
-  -- registers one did, 112 SMs busy and 40% of DRAM at 256 K on the H100;
-  -- 256 threads stay at two CTAs, as four spill in bf16) or streaming
+  -- row of 512 threads in pairs of CTAs fits 64 registers and two CTAs share
+  -- an SM (H200, 32 K x2: 109 -> 87 us); the rest stay at 512 threads per
+  -- SM: 256-thread rows spill at four CTAs in bf16, 512-thread rows of 4-16
+  -- CTAs at two (their butterfly merge), and x16 ran no faster with two
+  -- (660 against 631 us at 256 K, before the butterfly)) or streaming
   -- in two passes (each chunk's moments merged into the thread's, then the
   -- output from the row cache or L2); bulk rows of two stages (the next row
   -- block's x in shared memory, not registers)
   layernorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 2, dynamic_w = true,
                 bulk_first = {}, modes = { reg = true, loop = true, bulk = true }, pipe_max = 1,
-                cluster_occupancy = { [256] = 512, [512] = 1024 }, staged_pipe = 2 },
+                staged_pipe = 2,
+                cluster_occupancy = function(p) return p.threads == 512 and p.cluster == 2 and 1024 or 512 end },
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
   -- partial row (partials: the partial rows per CTA, a persistent grid,
   -- launched by partials_launcher)
@@ -1105,6 +1109,25 @@ __device__ __forceinline__ T cluster_combine(T v, Op op)
   return v;
 }
 
+// The merge of the cluster's values by rank, lane l of every warp starting
+// from rank l mod kCluster's (mine): a butterfly over the lanes, log2(kCluster)
+// merges a thread where merging every rank in turn cost more instructions than
+// a 16-CTA row's elements (ncu, H100: issue-bound).  The lower ranks' side is
+// always merge's first operand, so every thread of the cluster gets the same bits.
+template <typename T, typename Merge>
+__device__ __forceinline__ T cluster_butterfly(T mine, Merge merge)
+{
+  static_assert(kCluster <= 32 && (kCluster & (kCluster - 1)) == 0, "a power of two of ranks within a warp");
+  const int lane = threadIdx.x % 32;
+#pragma unroll 1   // unrolled, 512-thread rows spill at 64 registers
+  for (int step = 1; step < kCluster; step <<= 1) {
+    const T o = shfl_xor(mine, step);
+    const bool high = lane & step;
+    mine = merge(high ? o : mine, high ? mine : o);
+  }
+  return mine;
+}
+
 // A reduction over the CTA's part of a row: warp shuffles, then the row's
 // warps through shared memory (red: kRedSlots per row, a slot per warp).
 // Every thread of the CTA must call it when the row spans warps: it holds a
@@ -1170,6 +1193,16 @@ __device__ __forceinline__ ms_t row_ms(ms_t v, scratch_t &red)
   return { m, row_sum(s, red.s) };
 }
 
+// Two (max, sum relative to it) pairs as one; both of -inf (sums 0): that.
+struct op_ms {
+  __device__ float2 operator()(float2 a, float2 b) const
+  {
+    const float m = fmaxf(a.x, b.x);
+    if (m == -INFINITY) return a;
+    return make_float2(m, fmaf(a.y, fast_exp2((a.x - m) * kLog2e), b.y * fast_exp2((b.x - m) * kLog2e)));
+  }
+};
+
 // Resident rows' statistics over the floats a thread holds: the row's max,
 // then each element's exp2 once (left in f for the caller, 0 for the -inf
 // fill), summed.  A row of -inf (or a dead row's fill) gets max -inf and sum 0.
@@ -1195,16 +1228,9 @@ __device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red, 
     return { m, row_sum(s, red.s) };
   } else {
     const float2 *v = cluster_exchange(make_float2(m, cta_reduce(s, red.s, op_sum{})));
-    float mx = -INFINITY, sum = 0.f;   // merged online in rank order: few registers (x16 rows sit at 64)
-#pragma unroll 1
-    for (int r = 0; r < kCluster; ++r) {
-      const float2 u = v[r];
-      const float nm = fmaxf(mx, u.x);
-      if (nm != -INFINITY) sum = fmaf(sum, fast_exp2((mx - nm) * kLog2e), u.y * fast_exp2((u.x - nm) * kLog2e));
-      mx = nm;
-    }
-    *f_scale = m == -INFINITY ? 0.f : fast_exp2((m - mx) * kLog2e);
-    return { mx, sum };
+    const float2 ms = cluster_butterfly(v[threadIdx.x % kCluster], op_ms{});
+    *f_scale = m == -INFINITY ? 0.f : fast_exp2((m - ms.x) * kLog2e);
+    return { ms.x, ms.y };
   }
 }
 
