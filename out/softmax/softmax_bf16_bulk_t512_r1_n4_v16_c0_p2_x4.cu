@@ -496,9 +496,9 @@ __device__ __forceinline__ T cluster_butterfly(T mine, Merge merge)
   const int lane = threadIdx.x % 32;
 #pragma unroll 1   // unrolled, 512-thread rows spill at 64 registers
   for (int step = 1; step < kCluster; step <<= 1) {
-    const T o = shfl_xor(mine, step);
-    const bool high = lane & step;
-    mine = merge(high ? o : mine, high ? mine : o);
+    T lo = mine, hi = shfl_xor(mine, step);
+    if (lane & step) { const T t = lo; lo = hi; hi = t; }   // by value: a select of struct lvalues took local memory
+    mine = merge(lo, hi);
   }
   return mine;
 }
