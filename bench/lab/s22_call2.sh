@@ -15,7 +15,7 @@ objs=$(cd ab_old && ls */*.cu | sed 's#^#build/obj/#; s#\.cu$#.o#')
 bench() { timeout 100 build/kite-bench --quick --variants --op layernorm,softmax,cross_entropy --n 65536,131072,262144 > $OUT/$1.txt 2>&1; echo "bench $1 rc=$? at $(( $(date +%s) - T0 )) s"; }
 bench new
 ldl $objs
-KITE_BYNAME='layernorm_*_x[0-9]* softmax_bf16_*_x* cross_entropy_bf16_*_x*' KITE_CALL_S=110 \
+KITE_BYNAME='layernorm_bf16_*_x* layernorm_f16_*_x* layernorm_f32_*_x* softmax_bf16_*_x* cross_entropy_bf16_*_x*' KITE_CALL_S=110 \
   bash bench/device_run.sh byname > $OUT/bn.log 2>&1; grep -A8 "tested by name" $OUT/bn.log
 for f in $(cd ab_old && ls */*.cu); do cp ab_old/$f out/$f; done
 { make -j16 && make -j16 build/kite-bench; } > $OUT/build_old.log 2>&1 || tail -20 $OUT/build_old.log
