@@ -1,4 +1,5 @@
 # Session 22, call 2 (`bash bench/lab/s22_call2.sh`, ab_old/ carried: main's (f0bfa3b8) cluster-row
+# NOTE: its old-vs-new half compared the butterfly with itself: `make` regenerated out/ from the templates before building the swapped sources (s22_call4.sh does it right, with `make build`).
 # sources of softmax, cross_entropy and layernorm): the butterfly (b60e5e6e) against the merge of every
 # rank in turn, same machine, same call: bench and test the new build, then swap the old sources in,
 # rebuild those objects alone, bench again.

@@ -584,8 +584,8 @@ struct op_ms {
 // fill), summed.  A row of -inf (or a dead row's fill) gets max -inf and sum 0.
 // A row over a cluster exchanges each CTA's max and its sum relative to it
 // once (its max, then its sum, paid two exchanges, each an mbarrier round
-// trip): f is then relative to the CTA's max, and *f_scale (1 elsewhere)
-// takes it to the row's.
+// trip), merged by cluster_butterfly: f is then relative to the CTA's max,
+// and *f_scale (1 elsewhere) takes it to the row's.
 __device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red, float *f_scale)
 {
   float m = f[0];

@@ -182,8 +182,9 @@ M.OPS = {
   -- row of 512 threads in pairs of CTAs fits 64 registers and two CTAs share
   -- an SM (H200, 32 K x2: 109 -> 87 us); the rest stay at 512 threads per
   -- SM: 256-thread rows spill at four CTAs in bf16, 512-thread rows of 4-16
-  -- CTAs at two (their butterfly merge), and x16 ran no faster with two
-  -- (660 against 631 us at 256 K, before the butterfly)) or streaming
+  -- CTAs at two (their cluster_butterfly merge); H100, 256 K, x16: 64
+  -- registers and two CTAs 462 M instructions and 1.41 TB/s, the butterfly
+  -- at one CTA 263 M and 2.26 TB/s (bulk rows)) or streaming
   -- in two passes (each chunk's moments merged into the thread's, then the
   -- output from the row cache or L2); bulk rows of two stages (the next row
   -- block's x in shared memory, not registers)
@@ -1208,8 +1209,8 @@ struct op_ms {
 // fill), summed.  A row of -inf (or a dead row's fill) gets max -inf and sum 0.
 // A row over a cluster exchanges each CTA's max and its sum relative to it
 // once (its max, then its sum, paid two exchanges, each an mbarrier round
-// trip): f is then relative to the CTA's max, and *f_scale (1 elsewhere)
-// takes it to the row's.
+// trip), merged by cluster_butterfly: f is then relative to the CTA's max,
+// and *f_scale (1 elsewhere) takes it to the row's.
 __device__ __forceinline__ ms_t resident_ms(float (&f)[kElems], scratch_t &red, float *f_scale)
 {
   float m = f[0];
