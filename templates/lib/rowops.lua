@@ -75,11 +75,7 @@ end
 -- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
   local co = opts.cluster_occupancy
-  if p.cluster > 1 and co then
-    if type(co) == "function" then return co(p) end
-    if type(co) ~= "table" then return co end
-    return co[p.threads] or error("cluster_occupancy: no entry for " .. p.threads .. " threads")
-  end
+  if p.cluster > 1 and co then return type(co) == "function" and co(p) or co end
   if M.staged(p) then return M.STAGED_THREADS end
   if opts.occupancy then return opts.occupancy end
   return (M.footprint(p) <= 32 and p.rows <= 4) and 1536 or 1024
@@ -140,7 +136,7 @@ end
 -- at once in the output pass (x, and w for rmsnorm), occupancy to fix the
 -- threads per SM (cross-entropy's target fetch needs the registers of the
 -- 1024-thread budget) and cluster_occupancy that of its cluster rows (or a
--- table of it by threads per CTA, or a function of the point),
+-- function of the point that gives it),
 -- shared_w = the weight rows (w, or w and b) resident variants keep in
 -- shared memory (statically; dynamic_w: in dynamic shared memory, past the
 -- 48 KB a kernel may declare), bulk_first = the chunk sizes (from, to) where bulk rows of 4
