@@ -128,30 +128,36 @@ cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *ar
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
@@ -1048,30 +1054,36 @@ cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cu
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
@@ -1322,30 +1334,36 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "cross_entropy", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
+  {"cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F16, KITE_F16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "cross_entropy", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
+  {"cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2_x2", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2_x2},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F32, KITE_F32, 4097, 8192, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2", "cross_entropy", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "cross_entropy", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
+  {"cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2_x4", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2_x4},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "cross_entropy", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
+  {"cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2_x4", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2_x4},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4", "cross_entropy", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "cross_entropy", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
+  {"cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8", "cross_entropy", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "cross_entropy", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "cross_entropy", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
+  {"cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2_x8", "cross_entropy", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_bulk_t1024_r1_n4_v16_c0_p2_x8},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8", "cross_entropy", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "cross_entropy", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
@@ -2242,30 +2260,36 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
   {"softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "softmax", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
+  {"softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_F16, KITE_F16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x2},
   {"softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "softmax", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
+  {"softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x2", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x2},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2", "softmax", KITE_F32, KITE_F32, 4097, 8192, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2", "softmax", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
   {"softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "softmax", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
+  {"softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x4", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x4},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4},
   {"softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "softmax", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
+  {"softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x4", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x4},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4", "softmax", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4", "softmax", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
   {"softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "softmax", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
+  {"softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8", "softmax", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1_x8},
   {"softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "softmax", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "softmax", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
+  {"softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x8", "softmax", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x8},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8", "softmax", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8", "softmax", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "softmax", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
@@ -2388,73 +2412,73 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 1192;
+const int32_t kite_variants_len = 1204;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 923, 203.488f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 923, 106.512f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 923, 69.600f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 931, 67.728f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 929, 67.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 943, 70.176f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 926, 67.584f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 939, 68.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 944, 68.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 940, 74.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 940, 68.464f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 957, 81.264f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 941, 74.032f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 963, 200.688f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 963, 105.504f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 963, 69.440f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 971, 67.936f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 969, 67.552f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 983, 70.000f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 966, 67.664f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 979, 67.968f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 984, 68.416f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 980, 73.728f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 980, 68.624f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 997, 81.024f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 981, 73.872f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1003, 179.472f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1003, 130.128f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1025, 129.536f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1009, 129.712f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1006, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1024, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1007, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1020, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1020, 133.248f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1037, 147.920f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1021, 134.624f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1091, 147.360f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1089, 138.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1046, 80.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1053, 75.760f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1083, 78.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1065, 77.232f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1083, 131.376f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1066, 153.424f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1083, 285.920f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1076, 322.016f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1088, 79.616f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1057, 75.744f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1086, 77.776f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1069, 77.088f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1086, 131.328f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1070, 153.856f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1086, 286.448f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1080, 316.144f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1089, 137.184f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1089, 142.416f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1081, 161.472f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1081, 149.168f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1082, 273.280f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1082, 324.832f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1089, 579.008f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1089, 782.624f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 929, 203.488f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 929, 106.512f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 929, 69.600f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 937, 67.728f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 935, 67.472f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 949, 70.176f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 932, 67.584f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 945, 68.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 950, 68.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 946, 74.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 946, 68.464f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 963, 81.264f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 947, 74.032f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 969, 200.688f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 969, 105.504f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 969, 69.440f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 977, 67.936f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 975, 67.552f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 989, 70.000f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 972, 67.664f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 985, 67.968f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 990, 68.416f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 986, 73.728f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 986, 68.624f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1003, 81.024f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 987, 73.872f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1009, 179.472f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1009, 130.128f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1031, 129.536f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1015, 129.712f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1012, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1030, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1013, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1026, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1026, 133.248f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1043, 147.920f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1027, 134.624f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1103, 147.360f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1101, 138.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1052, 80.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1061, 75.760f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1095, 78.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1075, 77.232f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1095, 131.376f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1076, 153.424f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1095, 285.920f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1088, 322.016f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1100, 79.616f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1066, 75.744f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1098, 77.776f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1080, 77.088f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1098, 131.328f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1081, 153.856f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1098, 286.448f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1092, 316.144f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1101, 137.184f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1101, 142.416f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1093, 161.472f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1093, 149.168f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1094, 273.280f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1094, 324.832f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1101, 579.008f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1101, 782.624f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1, 285.024f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1, 144.848f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1, 75.008f},
@@ -2490,7 +2514,7 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 98, 64.384f},
   {"cross_entropy", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 116, 82.832f},
   {"cross_entropy", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 116, 69.040f},
-  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 165, 79.120f},
+  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 171, 79.120f},
   {"cross_entropy", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 117, 73.344f},
   {"cross_entropy", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 121, 74.992f},
   {"cross_entropy", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 107, 72.736f},
@@ -2518,569 +2542,569 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 107, 125.760f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 107, 187.808f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 107, 242.240f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 252, 3.904f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 252, 4.270f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 252, 6.741f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 252, 17.397f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 263, 59.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 252, 3.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 252, 4.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 252, 7.053f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 252, 17.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 263, 59.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 252, 4.076f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 252, 4.608f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 252, 7.520f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 252, 17.728f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 252, 60.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 252, 4.540f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 252, 5.360f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 252, 8.538f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 263, 19.883f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 252, 66.304f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 263, 5.851f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 263, 7.526f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 253, 13.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 264, 37.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 264, 130.240f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 270, 5.385f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 252, 4.448f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 252, 6.906f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 252, 17.589f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 252, 59.488f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 270, 6.229f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 252, 4.553f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 252, 6.981f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 252, 17.589f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 263, 59.808f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 252, 4.352f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 252, 4.869f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 252, 7.757f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 263, 18.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 252, 60.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 253, 5.303f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 253, 6.149f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 264, 9.792f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 257, 23.200f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 264, 72.736f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 257, 9.286f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 264, 11.368f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 266, 19.317f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 251, 52.608f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 250, 187.424f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 252, 4.251f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 252, 4.786f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 252, 7.494f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 252, 18.315f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 252, 58.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 252, 4.274f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 252, 4.955f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 252, 7.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 263, 17.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 263, 59.104f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 263, 5.157f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 253, 6.192f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 253, 9.235f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 264, 21.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 264, 69.600f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 261, 9.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 264, 11.168f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 268, 17.216f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 268, 49.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 250, 169.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 257, 22.539f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 268, 29.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 268, 55.040f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 268, 179.296f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 268, 717.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 252, 4.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 252, 5.621f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 252, 8.493f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 252, 19.883f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 252, 64.320f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 253, 5.271f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 264, 6.357f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 264, 9.741f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 257, 22.923f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 264, 73.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 264, 9.101f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 264, 11.264f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 266, 16.875f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 266, 49.440f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 250, 169.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 257, 22.517f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 259, 29.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 268, 55.072f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 268, 182.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 268, 725.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 264, 70.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 260, 95.680f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 268, 204.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 268, 726.720f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 251, 2793.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 263, 5.744f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 263, 7.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 267, 14.200f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 267, 38.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 267, 131.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 257, 9.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 264, 11.536f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 268, 19.477f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 250, 53.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 250, 187.904f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 257, 22.037f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 268, 29.648f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 266, 54.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 268, 181.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 268, 730.016f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 264, 70.112f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 259, 96.704f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 268, 202.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 268, 734.880f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 250, 2796.896f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 264, 253.696f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 250, 338.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 268, 824.992f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 251, 2910.208f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 250, 11663.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 136, 7.087463f, 7.087463f, 7.087463f, 252, 4.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 1000, 7.087463f, 7.087463f, 9.965784f, 252, 7.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 8200, 7.087463f, 7.087463f, 13.001408f, 252, 32.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 136, 7.087463f, 9.965784f, 7.087463f, 252, 5.131f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 1000, 7.087463f, 9.965784f, 9.965784f, 252, 7.949f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 8200, 7.087463f, 9.965784f, 13.001408f, 252, 33.280f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 136, 7.087463f, 13.001408f, 7.087463f, 254, 7.840f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 1000, 7.087463f, 13.001408f, 9.965784f, 265, 17.205f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 8200, 7.087463f, 13.001408f, 13.001408f, 250, 92.320f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 136, 9.965784f, 7.087463f, 7.087463f, 252, 4.976f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 1000, 9.965784f, 7.087463f, 9.965784f, 252, 7.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 8200, 9.965784f, 7.087463f, 13.001408f, 252, 32.928f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 136, 9.965784f, 9.965784f, 7.087463f, 253, 7.027f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 268, 12.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 8200, 9.965784f, 9.965784f, 13.001408f, 259, 61.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 136, 9.965784f, 13.001408f, 7.087463f, 258, 21.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 1000, 9.965784f, 13.001408f, 9.965784f, 250, 45.616f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 8200, 9.965784f, 13.001408f, 13.001408f, 251, 290.432f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 136, 13.001408f, 7.087463f, 7.087463f, 268, 8.762f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 1000, 13.001408f, 7.087463f, 9.965784f, 260, 18.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 8200, 13.001408f, 7.087463f, 13.001408f, 260, 82.016f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 136, 13.001408f, 9.965784f, 7.087463f, 250, 22.784f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 1000, 13.001408f, 9.965784f, 9.965784f, 250, 47.632f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 8200, 13.001408f, 9.965784f, 13.001408f, 272, 294.976f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 136, 13.001408f, 13.001408f, 7.087463f, 250, 127.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 1000, 13.001408f, 13.001408f, 9.965784f, 251, 347.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 8200, 13.001408f, 13.001408f, 13.001408f, 250, 2444.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 250, 1442.560f},
-  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 266, 28.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 251, 2547.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 251, 2470.368f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 251, 5666.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 268, 203.968f},
-  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 252, 21.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 253, 34.576f},
-  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 263, 20.565f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 166, 252.592f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 166, 132.096f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 166, 78.608f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 174, 70.992f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 190, 69.568f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 186, 69.232f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 186, 69.280f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 182, 68.944f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 187, 69.552f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 183, 71.312f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 183, 69.440f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 184, 73.104f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 179, 69.760f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 191, 74.752f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 192, 72.160f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 192, 72.768f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 192, 72.896f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 192, 107.392f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 192, 137.472f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 192, 202.944f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 192, 268.480f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 193, 248.832f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 193, 130.432f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 193, 78.192f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 201, 70.704f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 217, 69.472f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 213, 68.976f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 216, 69.408f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 209, 68.944f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 214, 69.536f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 210, 71.024f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 210, 69.776f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 211, 72.784f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 211, 70.000f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 219, 74.512f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 219, 72.320f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 219, 73.040f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 219, 72.768f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 219, 107.552f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 219, 137.712f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 219, 203.248f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 219, 268.432f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 220, 184.768f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 220, 134.256f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 228, 131.312f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 226, 131.136f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 223, 130.976f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 236, 131.888f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 224, 132.640f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 237, 132.976f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 225, 131.536f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 238, 132.368f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 238, 133.872f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 246, 137.168f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 239, 132.176f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 246, 136.576f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 246, 136.336f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 246, 138.512f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 246, 136.192f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 246, 201.104f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 246, 266.544f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 246, 396.960f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 246, 526.864f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 788, 436.784f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 788, 224.016f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 787, 119.152f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 795, 106.912f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 793, 107.392f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 789, 127.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 794, 110.016f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 790, 133.680f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 790, 119.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 791, 145.248f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 791, 131.040f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 802, 163.536f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 802, 142.528f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 806, 414.448f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 806, 214.176f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 805, 119.056f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 813, 106.928f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 811, 108.464f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 807, 128.512f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 812, 110.224f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 808, 134.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 808, 119.904f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 819, 144.144f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 809, 130.112f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 820, 157.536f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 820, 139.984f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 823, 310.016f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 824, 217.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 833, 209.152f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 829, 206.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 825, 208.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 826, 208.752f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 826, 208.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 827, 222.704f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 827, 200.928f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 838, 221.408f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 828, 214.240f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 859, 285.584f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 859, 248.752f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 844, 160.048f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 853, 136.112f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 863, 166.928f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 863, 138.304f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 864, 251.200f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 864, 265.104f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 874, 523.952f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 874, 548.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 848, 157.824f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 848, 135.056f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 867, 171.632f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 867, 140.976f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 868, 252.048f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 868, 263.392f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 878, 515.200f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 878, 527.872f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 869, 241.536f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 869, 208.656f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 879, 261.648f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 879, 221.824f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 880, 468.480f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 880, 555.696f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 834, 1425.728f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 834, 1892.128f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1095, 304.624f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1095, 159.008f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1095, 97.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1103, 95.792f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1101, 95.712f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1097, 101.296f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1097, 95.760f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1098, 104.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1098, 95.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1099, 108.544f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1099, 97.888f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1151, 106.800f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1149, 102.192f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1106, 108.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1150, 101.984f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1171, 117.664f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1162, 101.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1172, 175.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1181, 197.872f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1182, 381.104f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1182, 423.536f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1113, 298.704f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1113, 156.784f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1113, 97.888f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1121, 95.872f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1119, 95.728f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1115, 101.232f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1115, 95.744f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1116, 104.224f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1116, 95.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1117, 108.640f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1117, 97.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1155, 105.024f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1153, 102.000f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1156, 104.448f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1154, 101.600f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1166, 113.856f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1166, 103.184f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1176, 168.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1185, 197.360f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1186, 355.424f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1186, 420.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1131, 210.048f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1132, 187.648f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1139, 188.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1137, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1133, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1134, 186.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1134, 188.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1191, 204.880f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1135, 187.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1142, 213.456f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1136, 208.832f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1167, 198.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1158, 194.992f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1177, 199.376f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1168, 201.536f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1187, 202.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1178, 200.192f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1188, 362.768f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1188, 438.912f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1142, 957.136f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1142, 1262.608f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 620, 206.464f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 620, 105.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 618, 70.064f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 627, 68.512f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 642, 69.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 638, 69.088f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 641, 69.808f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 635, 70.224f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 635, 69.664f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 636, 73.184f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 636, 69.360f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 735, 72.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 637, 72.128f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 736, 73.920f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 745, 73.616f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 757, 76.384f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 755, 73.536f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 758, 113.120f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 756, 143.840f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 768, 229.232f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 766, 297.200f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 659, 203.248f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 659, 103.424f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 657, 70.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 666, 68.352f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 681, 69.872f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 677, 68.688f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 680, 69.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 674, 68.496f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 678, 69.936f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 675, 72.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 675, 69.440f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 739, 72.176f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 676, 71.328f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 740, 73.408f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 749, 73.632f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 759, 76.032f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 759, 73.584f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 762, 112.160f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 760, 144.640f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 772, 223.232f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 770, 291.792f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 698, 178.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 696, 130.080f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 705, 129.840f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 703, 129.552f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 699, 129.600f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 713, 130.432f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 700, 130.096f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 714, 132.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 714, 132.976f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 715, 141.408f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 715, 132.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 753, 139.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 753, 148.336f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 763, 140.608f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 763, 144.496f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 764, 142.032f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 764, 142.368f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 774, 219.376f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 774, 287.296f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 783, 603.232f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 783, 786.864f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 406, 379.648f},
-  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 406, 195.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 406, 92.736f},
-  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 414, 74.944f},
-  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 422, 73.152f},
-  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 420, 87.488f},
-  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 420, 73.408f},
-  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 417, 79.600f},
-  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 421, 73.408f},
-  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 418, 83.776f},
-  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 418, 77.440f},
-  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 419, 95.360f},
-  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 419, 78.720f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 521, 94.880f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 482, 83.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 521, 94.112f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 521, 93.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 521, 149.584f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 521, 202.944f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 521, 311.392f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 521, 404.880f},
-  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 431, 388.048f},
-  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 431, 198.912f},
-  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 431, 95.168f},
-  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 439, 79.744f},
-  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 449, 74.160f},
-  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 445, 86.448f},
-  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 445, 73.200f},
-  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 442, 84.752f},
-  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 446, 74.656f},
-  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 443, 88.336f},
-  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 443, 75.504f},
-  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 444, 98.624f},
-  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 444, 78.544f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 522, 93.936f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 486, 88.064f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 522, 93.312f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 522, 92.016f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 522, 148.928f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 522, 202.784f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 522, 310.272f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 522, 403.632f},
-  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 456, 286.112f},
-  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 456, 148.928f},
-  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 464, 131.808f},
-  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 474, 131.760f},
-  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 470, 131.952f},
-  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 467, 138.288f},
-  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 471, 133.008f},
-  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 468, 141.264f},
-  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 468, 149.376f},
-  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 489, 147.152f},
-  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 489, 140.384f},
-  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 490, 154.768f},
-  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 499, 142.624f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 523, 167.120f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 509, 150.496f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 523, 199.392f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 519, 165.184f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 523, 305.520f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 523, 399.040f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 523, 608.048f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 523, 792.400f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 527, 514.848f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 527, 267.648f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 538, 153.104f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 534, 135.424f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 542, 131.088f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 529, 164.976f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 541, 134.928f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 530, 175.472f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 539, 149.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 540, 209.456f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 540, 176.832f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 575, 203.328f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 575, 180.736f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 578, 211.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 578, 183.024f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 595, 223.712f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 588, 193.680f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 598, 328.336f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 598, 336.912f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 608, 677.312f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 608, 674.896f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 543, 501.184f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 543, 263.392f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 554, 152.848f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 550, 129.840f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 558, 132.896f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 549, 165.824f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 557, 136.576f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 546, 177.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 555, 152.224f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 556, 211.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 556, 174.528f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 579, 209.664f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 579, 190.064f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 582, 212.368f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 582, 184.144f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 599, 226.096f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 592, 196.576f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 602, 334.016f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 602, 342.288f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 612, 690.192f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 612, 691.104f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 559, 359.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 560, 228.880f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 566, 211.376f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 564, 214.800f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 561, 213.328f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 571, 227.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 562, 220.080f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 572, 239.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 572, 235.824f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 583, 260.688f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 583, 224.240f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 593, 280.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 593, 242.752f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 603, 287.616f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 603, 244.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 613, 305.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 613, 257.296f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 614, 538.384f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 614, 644.576f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 569, 2130.176f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 569, 2803.616f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 258, 3.904f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 258, 4.270f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 258, 6.741f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 258, 17.397f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 269, 59.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 258, 3.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 258, 4.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 258, 7.053f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 258, 17.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 269, 59.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 258, 4.076f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 258, 4.608f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 258, 7.520f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 258, 17.728f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 258, 60.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 258, 4.540f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 258, 5.360f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 258, 8.538f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 269, 19.883f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 258, 66.304f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 269, 5.851f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 269, 7.526f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 259, 13.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 270, 37.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 270, 130.240f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 276, 5.385f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 258, 4.448f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 258, 6.906f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 258, 17.589f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 258, 59.488f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 276, 6.229f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 258, 4.553f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 258, 6.981f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 258, 17.589f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 269, 59.808f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 258, 4.352f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 258, 4.869f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 258, 7.757f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 269, 18.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 258, 60.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 259, 5.303f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 259, 6.149f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 270, 9.792f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 263, 23.200f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 270, 72.736f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 263, 9.286f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 270, 11.368f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 272, 19.317f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 257, 52.608f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 256, 187.424f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 258, 4.251f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 258, 4.786f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 258, 7.494f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 258, 18.315f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 258, 58.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 258, 4.274f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 258, 4.955f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 258, 7.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 269, 17.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 269, 59.104f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 269, 5.157f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 259, 6.192f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 259, 9.235f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 270, 21.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 270, 69.600f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 267, 9.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 270, 11.168f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 274, 17.216f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 274, 49.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 256, 169.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 263, 22.539f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 274, 29.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 274, 55.040f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 274, 179.296f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 274, 717.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 258, 4.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 258, 5.621f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 258, 8.493f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 258, 19.883f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 258, 64.320f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 259, 5.271f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 270, 6.357f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 270, 9.741f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 263, 22.923f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 270, 73.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 270, 9.101f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 270, 11.264f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 272, 16.875f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 272, 49.440f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 256, 169.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 263, 22.517f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 265, 29.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 274, 55.072f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 274, 182.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 274, 725.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 270, 70.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 266, 95.680f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 274, 204.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 274, 726.720f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 257, 2793.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 269, 5.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 269, 7.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 273, 14.200f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 273, 38.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 273, 131.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 263, 9.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 270, 11.536f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 274, 19.477f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 256, 53.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 256, 187.904f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 263, 22.037f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 274, 29.648f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 272, 54.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 274, 181.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 274, 730.016f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 270, 70.112f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 265, 96.704f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 274, 202.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 274, 734.880f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 256, 2796.896f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 270, 253.696f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 256, 338.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 274, 824.992f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 257, 2910.208f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 256, 11663.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 136, 7.087463f, 7.087463f, 7.087463f, 258, 4.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 1000, 7.087463f, 7.087463f, 9.965784f, 258, 7.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 8200, 7.087463f, 7.087463f, 13.001408f, 258, 32.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 136, 7.087463f, 9.965784f, 7.087463f, 258, 5.131f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 1000, 7.087463f, 9.965784f, 9.965784f, 258, 7.949f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 8200, 7.087463f, 9.965784f, 13.001408f, 258, 33.280f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 136, 7.087463f, 13.001408f, 7.087463f, 260, 7.840f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 1000, 7.087463f, 13.001408f, 9.965784f, 271, 17.205f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 8200, 7.087463f, 13.001408f, 13.001408f, 256, 92.320f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 136, 9.965784f, 7.087463f, 7.087463f, 258, 4.976f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 1000, 9.965784f, 7.087463f, 9.965784f, 258, 7.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 8200, 9.965784f, 7.087463f, 13.001408f, 258, 32.928f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 136, 9.965784f, 9.965784f, 7.087463f, 259, 7.027f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 274, 12.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 8200, 9.965784f, 9.965784f, 13.001408f, 265, 61.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 136, 9.965784f, 13.001408f, 7.087463f, 264, 21.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 1000, 9.965784f, 13.001408f, 9.965784f, 256, 45.616f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 8200, 9.965784f, 13.001408f, 13.001408f, 257, 290.432f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 136, 13.001408f, 7.087463f, 7.087463f, 274, 8.762f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 1000, 13.001408f, 7.087463f, 9.965784f, 266, 18.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 8200, 13.001408f, 7.087463f, 13.001408f, 266, 82.016f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 136, 13.001408f, 9.965784f, 7.087463f, 256, 22.784f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 1000, 13.001408f, 9.965784f, 9.965784f, 256, 47.632f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 8200, 13.001408f, 9.965784f, 13.001408f, 278, 294.976f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 136, 13.001408f, 13.001408f, 7.087463f, 256, 127.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 1000, 13.001408f, 13.001408f, 9.965784f, 257, 347.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 8200, 13.001408f, 13.001408f, 13.001408f, 256, 2444.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 256, 1442.560f},
+  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 272, 28.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 257, 2547.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 257, 2470.368f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 257, 5666.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 274, 203.968f},
+  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 258, 21.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 259, 34.576f},
+  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 269, 20.565f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 172, 252.592f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 172, 132.096f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 172, 78.608f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 180, 70.992f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 196, 69.568f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 192, 69.232f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 192, 69.280f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 188, 68.944f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 193, 69.552f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 189, 71.312f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 189, 69.440f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 190, 73.104f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 185, 69.760f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 197, 74.752f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 198, 72.160f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 198, 72.768f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 198, 72.896f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 198, 107.392f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 198, 137.472f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 198, 202.944f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 198, 268.480f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 199, 248.832f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 199, 130.432f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 199, 78.192f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 207, 70.704f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 223, 69.472f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 219, 68.976f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 222, 69.408f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 215, 68.944f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 220, 69.536f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 216, 71.024f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 216, 69.776f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 217, 72.784f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 217, 70.000f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 225, 74.512f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 225, 72.320f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 225, 73.040f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 225, 72.768f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 225, 107.552f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 225, 137.712f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 225, 203.248f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 225, 268.432f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 226, 184.768f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 226, 134.256f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 234, 131.312f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 232, 131.136f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 229, 130.976f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 242, 131.888f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 230, 132.640f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 243, 132.976f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 231, 131.536f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 244, 132.368f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 244, 133.872f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 252, 137.168f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 245, 132.176f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 252, 136.576f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 252, 136.336f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 252, 138.512f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 252, 136.192f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 252, 201.104f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 252, 266.544f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 252, 396.960f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 252, 526.864f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 794, 436.784f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 794, 224.016f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 793, 119.152f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 801, 106.912f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 799, 107.392f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 795, 127.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 800, 110.016f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 796, 133.680f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 796, 119.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 797, 145.248f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 797, 131.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 808, 163.536f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 808, 142.528f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 812, 414.448f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 812, 214.176f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 811, 119.056f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 819, 106.928f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 817, 108.464f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 813, 128.512f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 818, 110.224f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 814, 134.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 814, 119.904f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 825, 144.144f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 815, 130.112f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 826, 157.536f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 826, 139.984f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 829, 310.016f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 830, 217.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 839, 209.152f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 835, 206.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 831, 208.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 832, 208.752f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 832, 208.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 833, 222.704f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 833, 200.928f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 844, 221.408f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 834, 214.240f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 865, 285.584f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 865, 248.752f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 850, 160.048f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 859, 136.112f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 869, 166.928f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 869, 138.304f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 870, 251.200f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 870, 265.104f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 880, 523.952f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 880, 548.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 854, 157.824f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 854, 135.056f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 873, 171.632f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 873, 140.976f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 874, 252.048f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 874, 263.392f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 884, 515.200f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 884, 527.872f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 875, 241.536f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 875, 208.656f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 885, 261.648f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 885, 221.824f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 886, 468.480f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 886, 555.696f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 840, 1425.728f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 840, 1892.128f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1107, 304.624f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1107, 159.008f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1107, 97.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1115, 95.792f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1113, 95.712f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1109, 101.296f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1109, 95.760f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1110, 104.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1110, 95.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1111, 108.544f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1111, 97.888f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1163, 106.800f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1161, 102.192f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1118, 108.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1162, 101.984f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1183, 117.664f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1174, 101.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1184, 175.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1193, 197.872f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1194, 381.104f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1194, 423.536f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1125, 298.704f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1125, 156.784f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1125, 97.888f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1133, 95.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1131, 95.728f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1127, 101.232f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1127, 95.744f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1128, 104.224f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1128, 95.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1129, 108.640f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1129, 97.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1167, 105.024f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1165, 102.000f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1168, 104.448f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1166, 101.600f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1178, 113.856f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1178, 103.184f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1188, 168.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1197, 197.360f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1198, 355.424f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1198, 420.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1143, 210.048f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1144, 187.648f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1151, 188.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1149, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1145, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1146, 186.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1146, 188.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1203, 204.880f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1147, 187.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1154, 213.456f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1148, 208.832f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1179, 198.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1170, 194.992f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1189, 199.376f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1180, 201.536f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1199, 202.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1190, 200.192f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1200, 362.768f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1200, 438.912f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1154, 957.136f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1154, 1262.608f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 626, 206.464f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 626, 105.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 624, 70.064f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 633, 68.512f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 648, 69.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 644, 69.088f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 647, 69.808f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 641, 70.224f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 641, 69.664f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 642, 73.184f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 642, 69.360f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 741, 72.992f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 643, 72.128f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 742, 73.920f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 751, 73.616f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 763, 76.384f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 761, 73.536f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 764, 113.120f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 762, 143.840f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 774, 229.232f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 772, 297.200f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 665, 203.248f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 665, 103.424f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 663, 70.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 672, 68.352f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 687, 69.872f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 683, 68.688f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 686, 69.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 680, 68.496f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 684, 69.936f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 681, 72.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 681, 69.440f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 745, 72.176f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 682, 71.328f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 746, 73.408f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 755, 73.632f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 765, 76.032f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 765, 73.584f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 768, 112.160f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 766, 144.640f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 778, 223.232f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 776, 291.792f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 704, 178.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 702, 130.080f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 711, 129.840f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 709, 129.552f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 705, 129.600f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 719, 130.432f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 706, 130.096f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 720, 132.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 720, 132.976f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 721, 141.408f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 721, 132.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 759, 139.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 759, 148.336f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 769, 140.608f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 769, 144.496f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 770, 142.032f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 770, 142.368f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 780, 219.376f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 780, 287.296f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 789, 603.232f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 789, 786.864f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 412, 379.648f},
+  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 412, 195.072f},
+  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 412, 92.736f},
+  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 420, 74.944f},
+  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 428, 73.152f},
+  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 426, 87.488f},
+  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 426, 73.408f},
+  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 423, 79.600f},
+  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 427, 73.408f},
+  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 424, 83.776f},
+  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 424, 77.440f},
+  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 425, 95.360f},
+  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 425, 78.720f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 527, 94.880f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 488, 83.072f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 527, 94.112f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 527, 93.072f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 527, 149.584f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 527, 202.944f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 527, 311.392f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 527, 404.880f},
+  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 437, 388.048f},
+  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 437, 198.912f},
+  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 437, 95.168f},
+  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 445, 79.744f},
+  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 455, 74.160f},
+  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 451, 86.448f},
+  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 451, 73.200f},
+  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 448, 84.752f},
+  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 452, 74.656f},
+  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 449, 88.336f},
+  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 449, 75.504f},
+  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 450, 98.624f},
+  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 450, 78.544f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 528, 93.936f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 492, 88.064f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 528, 93.312f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 528, 92.016f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 528, 148.928f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 528, 202.784f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 528, 310.272f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 528, 403.632f},
+  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 462, 286.112f},
+  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 462, 148.928f},
+  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 470, 131.808f},
+  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 480, 131.760f},
+  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 476, 131.952f},
+  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 473, 138.288f},
+  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 477, 133.008f},
+  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 474, 141.264f},
+  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 474, 149.376f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 495, 147.152f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 495, 140.384f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 496, 154.768f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 505, 142.624f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 529, 167.120f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 515, 150.496f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 529, 199.392f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 525, 165.184f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 529, 305.520f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 529, 399.040f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 529, 608.048f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 529, 792.400f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 533, 514.848f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 533, 267.648f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 544, 153.104f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 540, 135.424f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 548, 131.088f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 535, 164.976f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 547, 134.928f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 536, 175.472f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 545, 149.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 546, 209.456f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 546, 176.832f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 581, 203.328f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 581, 180.736f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 584, 211.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 584, 183.024f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 601, 223.712f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 594, 193.680f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 604, 328.336f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 604, 336.912f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 614, 677.312f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 614, 674.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 549, 501.184f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 549, 263.392f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 560, 152.848f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 556, 129.840f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 564, 132.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 555, 165.824f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 563, 136.576f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 552, 177.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 561, 152.224f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 562, 211.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 562, 174.528f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 585, 209.664f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 585, 190.064f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 588, 212.368f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 588, 184.144f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 605, 226.096f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 598, 196.576f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 608, 334.016f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 608, 342.288f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 618, 690.192f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 618, 691.104f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 565, 359.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 566, 228.880f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 572, 211.376f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 570, 214.800f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 567, 213.328f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 577, 227.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 568, 220.080f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 578, 239.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 578, 235.824f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 589, 260.688f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 589, 224.240f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 599, 280.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 599, 242.752f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 609, 287.616f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 609, 244.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 619, 305.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 619, 257.296f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 620, 538.384f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 620, 644.576f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 575, 2130.176f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 575, 2803.616f},
 };
 const int32_t kite_rules_len = 665;
 
 /* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */
 const struct kite_gemm_model kite_gemm_models[] = {
-  {250, 2.6558f, 0.0098783f, 416.00f, 1.256f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
-  {251, 2.4343f, 0.0099301f, 432.00f, 1.248f, 161},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.167 */
-  {252, 3.5541f, 0.0034243f, 192.00f, 1.312f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.108 */
-  {253, 3.4679f, 0.0040797f, 296.00f, 1.457f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.162 */
-  {254, 3.4655f, 0.0047931f, 344.00f, 1.531f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.228 */
-  {257, 4.1111f, 0.0041893f, 184.00f, 1.539f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.179 */
-  {258, 3.2790f, 0.0052485f, 432.00f, 1.458f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.163 */
-  {259, 3.8380f, 0.0052111f, 352.00f, 1.506f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.168 */
-  {260, 3.1782f, 0.0075781f, 384.00f, 1.319f, 161},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.140 */
-  {261, 3.2834f, 0.0066781f, 312.00f, 1.482f, 161},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.191 */
-  {263, 4.1151f, 0.0033679f, 104.00f, 1.379f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
-  {264, 4.2788f, 0.0038795f, 184.00f, 1.534f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
-  {265, 4.1786f, 0.0045887f, 256.00f, 1.593f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.242 */
-  {266, 4.0201f, 0.0051916f, 360.00f, 1.601f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.187 */
-  {267, 4.2469f, 0.0042601f, 168.00f, 1.517f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.172 */
-  {268, 3.9024f, 0.0050862f, 368.00f, 1.486f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
-  {270, 5.4976f, 0.010034f, 64.000f, 1.461f, 161},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.416 */
-  {271, 2.7056f, 0.033093f, 144.00f, 1.290f, 161},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.209 */
-  {272, 1.8213f, 0.014441f, 336.00f, 1.246f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
+  {256, 2.6558f, 0.0098783f, 416.00f, 1.256f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
+  {257, 2.4343f, 0.0099301f, 432.00f, 1.248f, 161},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.167 */
+  {258, 3.5541f, 0.0034243f, 192.00f, 1.312f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.108 */
+  {259, 3.4679f, 0.0040797f, 296.00f, 1.457f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.162 */
+  {260, 3.4655f, 0.0047931f, 344.00f, 1.531f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.228 */
+  {263, 4.1111f, 0.0041893f, 184.00f, 1.539f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.179 */
+  {264, 3.2790f, 0.0052485f, 432.00f, 1.458f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.163 */
+  {265, 3.8380f, 0.0052111f, 352.00f, 1.506f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.168 */
+  {266, 3.1782f, 0.0075781f, 384.00f, 1.319f, 161},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.140 */
+  {267, 3.2834f, 0.0066781f, 312.00f, 1.482f, 161},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.191 */
+  {269, 4.1151f, 0.0033679f, 104.00f, 1.379f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
+  {270, 4.2788f, 0.0038795f, 184.00f, 1.534f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
+  {271, 4.1786f, 0.0045887f, 256.00f, 1.593f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.242 */
+  {272, 4.0201f, 0.0051916f, 360.00f, 1.601f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.187 */
+  {273, 4.2469f, 0.0042601f, 168.00f, 1.517f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.172 */
+  {274, 3.9024f, 0.0050862f, 368.00f, 1.486f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
+  {276, 5.4976f, 0.010034f, 64.000f, 1.461f, 161},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.416 */
+  {277, 2.7056f, 0.033093f, 144.00f, 1.290f, 161},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.209 */
+  {278, 1.8213f, 0.014441f, 336.00f, 1.246f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
 };
 const int32_t kite_gemm_models_len = 19;
 
@@ -3093,9 +3117,9 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_BF16, 2049, 4096, 16},  /* cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 4097, 7424, 17},  /* cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 7425, 8192, 34},  /* cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 8193, 10240, 163},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 8193, 10240, 169},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_BF16, 10241, 16384, 35},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 16385, 17408, 163},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 16385, 17408, 169},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_BF16, 17409, 24576, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_BF16, 24577, 32768, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 32769, 40960, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
@@ -3126,11 +3150,11 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F16, 1025, 2048, 61},  /* cross_entropy_f16_reg_t64_r2_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 2049, 4096, 57},  /* cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 4097, 8192, 58},  /* cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 8193, 9216, 164},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 8193, 9216, 170},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F16, 9217, 10172, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 10173, 10240, 164},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 10173, 10240, 170},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F16, 10241, 16384, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 16385, 17408, 164},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 16385, 17408, 170},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F16, 17409, 24576, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F16, 24577, 32768, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F16, 32769, 40960, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
@@ -3156,19 +3180,19 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 1025, 2048, 98},  /* cross_entropy_f32_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 2049, 2138, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 2139, 4096, 116},  /* cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 4097, 6144, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 4097, 6144, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 6145, 6596, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 6597, 7168, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 6597, 7168, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 7169, 8192, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 8193, 11264, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 8193, 11264, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 11265, 12288, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 12289, 14336, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 12289, 14336, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 14337, 16384, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 16385, 18432, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 16385, 18432, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 18433, 20480, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 20481, 22528, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 20481, 22528, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 22529, 24576, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 24577, 25600, 165},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 24577, 25600, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"cross_entropy", KITE_F32, 25601, 28672, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 28673, 32768, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 32769, 36864, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
@@ -3209,417 +3233,417 @@ const struct kite_row_span kite_row_spans[] = {
   {"cross_entropy", KITE_F32, 220436, 221184, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy", KITE_F32, 221185, 251029, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 251030, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1, 256, 166},  /* cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 257, 512, 174},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 513, 1023, 188},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1024, 1024, 190},  /* cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1025, 2048, 186},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 2049, 3921, 182},  /* cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 3922, 4096, 187},  /* cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 4097, 8192, 183},  /* cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 8193, 11264, 179},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_BF16, 11265, 13192, 184},  /* cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 13193, 16384, 179},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_BF16, 16385, 24195, 185},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 24196, 25267, 191},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 25268, 32768, 192},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_BF16, 32769, 36864, 247},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 36865, 1073741824, 192},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F16, 1, 256, 193},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 257, 512, 201},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 513, 938, 215},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 939, 1024, 217},  /* cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1025, 2047, 213},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 2048, 2048, 216},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 2049, 3921, 209},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 3922, 4096, 214},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 4097, 8192, 210},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 8193, 10172, 206},  /* cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_F16, 10173, 16384, 211},  /* cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 16385, 24195, 212},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 24196, 32768, 219},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F16, 32769, 36864, 248},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 36865, 1073741824, 219},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 1, 128, 220},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 129, 256, 228},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 257, 430, 242},  /* cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 431, 512, 226},  /* cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 513, 860, 240},  /* cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 861, 1024, 223},  /* cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1025, 1797, 236},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1798, 2048, 224},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 2049, 3712, 237},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 3713, 4096, 225},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 4097, 5086, 238},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 5087, 5120, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 5121, 8192, 238},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 8193, 9216, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 9217, 9728, 239},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 9729, 10240, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 10241, 12287, 239},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 12288, 13192, 246},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 13193, 16384, 239},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 16385, 22528, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 22529, 24576, 246},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 24577, 29696, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 29697, 32768, 246},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 32769, 36864, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 36865, 40960, 246},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 40961, 43008, 249},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 43009, 1073741824, 246},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"layernorm", KITE_BF16, 1, 256, 406},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 257, 512, 414},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 513, 1024, 422},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 1025, 2048, 420},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 2049, 3584, 417},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 3585, 4096, 421},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 4097, 8192, 418},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 8193, 16384, 419},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 16385, 24576, 521},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_BF16, 24577, 32768, 482},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 32769, 1073741824, 521},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 1, 256, 431},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F16, 257, 512, 439},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F16, 513, 1024, 449},  /* layernorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 1025, 2048, 445},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 2049, 3443, 442},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 3444, 4096, 446},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 4097, 8192, 443},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 8193, 16384, 444},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 16385, 24576, 522},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 24577, 32768, 486},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F16, 32769, 1073741824, 522},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 1, 128, 456},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F32, 129, 256, 464},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 257, 511, 472},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 512, 512, 474},  /* layernorm_f32_reg_t32_r8_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 513, 1024, 470},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1025, 1664, 467},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1665, 2048, 471},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 2049, 4096, 468},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4097, 4864, 469},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4865, 5120, 526},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 5121, 5792, 469},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 5793, 8192, 489},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 8193, 9216, 526},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 9217, 15872, 490},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 15873, 16384, 499},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 16385, 24576, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 24577, 32768, 509},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F32, 32769, 49152, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 49153, 65536, 519},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 65537, 1073741824, 523},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm_bwd", KITE_BF16, 1, 224, 527},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 225, 256, 538},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 257, 512, 534},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 513, 1023, 532},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1024, 1024, 542},  /* layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 1025, 1648, 529},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1649, 1721, 533},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1722, 2048, 541},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 2049, 3157, 530},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 3158, 4096, 539},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 540},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 575},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 578},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_BF16, 32769, 59392, 595},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 59393, 65536, 588},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 598},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 608},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 537},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 255, 543},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 256, 256, 554},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 550},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1023, 548},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1024, 1024, 558},  /* layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 1025, 1511, 545},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1512, 1960, 549},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1961, 2048, 557},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 2049, 3297, 546},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 3298, 4096, 555},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 556},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 579},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 582},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_F16, 32769, 57344, 599},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 57345, 65536, 592},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 602},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 612},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 553},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 82, 559},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 83, 128, 560},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 256, 566},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 512, 564},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 1024, 561},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 1877, 571},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 1878, 2048, 562},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 572},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 583},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 16384, 593},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 16385, 32768, 603},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 32769, 65536, 613},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 131072, 614},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 569},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 172, 620},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 173, 256, 618},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 627},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 898, 640},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 899, 1024, 642},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 2047, 638},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2048, 2048, 641},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4096, 635},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 5311, 631},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5312, 8192, 636},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 11093, 632},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 11094, 13776, 735},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 13777, 16384, 637},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 27553, 736},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 27554, 32768, 745},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 32769, 40960, 776},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 40961, 59392, 757},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 59393, 65536, 755},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 65537, 73728, 776},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 73729, 118784, 758},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 118785, 131072, 756},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 147456, 781},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 147457, 262143, 768},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_BF16, 262144, 262144, 766},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 781},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 180, 659},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 181, 256, 657},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 666},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 1023, 679},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1024, 1024, 681},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1960, 677},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1961, 2048, 680},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 4095, 674},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4096, 4096, 678},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 5086, 670},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5087, 8192, 675},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 10752, 671},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 10753, 13776, 739},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 13777, 16384, 676},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 25600, 740},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 25601, 32768, 749},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 32769, 40960, 778},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 40961, 65536, 759},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 65537, 73728, 782},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 73729, 131071, 762},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 131072, 131072, 760},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 139264, 782},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 139265, 251029, 772},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_F16, 251030, 262144, 770},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 782},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 72, 698},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 73, 128, 696},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 705},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 718},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 703},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 789, 716},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 790, 1024, 699},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1877, 713},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1878, 2048, 700},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 2232, 729},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 2233, 4096, 714},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 710},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 786},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 8192, 715},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9216, 786},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9217, 16384, 753},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 16385, 20480, 780},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 20481, 32768, 763},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 32769, 38912, 780},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 38913, 65536, 764},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 69632, 783},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 69633, 131072, 774},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 783},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 196, 788},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 197, 256, 787},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 331, 797},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 332, 512, 795},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 793},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 789},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 794},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 790},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 791},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 802},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 30720, 844},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 30721, 32768, 853},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 863},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 864},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 874},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 798},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 172, 806},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 173, 256, 805},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 291, 815},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 292, 512, 813},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 1024, 811},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 1721, 807},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1722, 2048, 812},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 808},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 4864, 809},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4865, 6888, 819},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 6889, 8192, 809},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 820},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 848},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 867},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 868},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 878},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 816},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 127, 823},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 128, 128, 824},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 158, 831},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 159, 256, 833},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 512, 829},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 1024, 825},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 826},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 827},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 7424, 838},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 7425, 8192, 828},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 9741, 834},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 9742, 16384, 859},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 32768, 869},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 879},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 880},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 834},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 256, 923},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 931},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 945},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 929},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 943},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 926},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 3921, 939},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3922, 4096, 944},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 5376, 956},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5377, 8192, 940},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 14336, 957},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 14337, 16384, 941},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 21246, 958},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 21247, 28672, 1046},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_BF16, 28673, 29696, 1055},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_BF16, 29697, 32768, 1053},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_BF16, 32769, 40960, 1085},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 1083},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 65536, 1065},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 65537, 98304, 1083},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 98305, 101069, 1075},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 101070, 131072, 1066},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 131073, 196608, 1083},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196609, 262144, 1076},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 262145, 1073741824, 1083},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 963},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 971},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 985},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 969},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 983},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 966},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 979},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 984},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 5311, 996},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 980},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 13776, 997},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 13777, 16384, 981},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 22187, 998},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 22188, 24576, 1088},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 26385, 1050},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_F16, 26386, 28672, 1059},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_F16, 28673, 32768, 1057},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F16, 32769, 40960, 1088},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 1086},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 65536, 1069},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 65537, 98304, 1086},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 98305, 114688, 1079},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 114689, 131072, 1070},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 131073, 196608, 1086},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 196609, 262144, 1080},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 262145, 1073741824, 1086},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 1003},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 1011},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 1025},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 512, 1009},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 513, 635, 1023},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 636, 1024, 1006},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1025, 1535, 1019},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1536, 1920, 1024},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1921, 2048, 1007},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 1020},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 6596, 1037},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 6597, 8192, 1021},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12287, 1038},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12288, 12288, 1091},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 13192, 1038},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 13193, 16384, 1089},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 1091},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 1089},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 28672, 1071},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 28673, 30720, 1062},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 30721, 44375, 1089},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 44376, 65536, 1081},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 65537, 90112, 1089},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 90113, 131072, 1082},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131073, 1073741824, 1089},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 256, 1095},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 512, 1103},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 1024, 1101},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 2048, 1097},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 1098},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 4352, 1109},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 4353, 8192, 1099},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 10172, 1110},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 10173, 13312, 1151},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 13313, 16384, 1149},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 16385, 24195, 1152},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 24196, 24576, 1106},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 24577, 27553, 1152},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 27554, 32768, 1150},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 32769, 40692, 1106},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 40693, 50534, 1171},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 50535, 65536, 1162},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_BF16, 65537, 125514, 1172},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 125515, 131072, 1181},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 131073, 155648, 1106},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 155649, 262144, 1182},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1106},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 256, 1113},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 512, 1121},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 1024, 1119},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 2048, 1115},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 1116},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 4276, 1127},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 4277, 8192, 1117},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 8704, 1128},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 8705, 13776, 1155},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_F16, 13777, 16384, 1153},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 16385, 27553, 1156},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_F16, 27554, 29696, 1165},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 29697, 32768, 1154},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 32769, 37315, 1124},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 37316, 65536, 1166},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 65537, 122880, 1176},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 122881, 131072, 1185},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 131073, 139264, 1124},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 139265, 262144, 1186},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1124},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 127, 1131},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 128, 128, 1132},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 129, 256, 1139},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 257, 512, 1137},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 513, 1024, 1133},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 1134},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 2773, 1145},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 2774, 3071, 1135},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3072, 3072, 1191},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3073, 4096, 1135},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 6143, 1146},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 6144, 7844, 1142},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 7845, 8192, 1136},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 8193, 12633, 1167},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 12634, 16384, 1158},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 16385, 27553, 1177},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 27554, 32768, 1168},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 32769, 57344, 1187},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 57345, 65536, 1178},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 65537, 73728, 1142},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 73729, 131072, 1188},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1142},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1, 256, 172},  /* cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 257, 512, 180},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 513, 1023, 194},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1024, 1024, 196},  /* cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1025, 2048, 192},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 2049, 3921, 188},  /* cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 3922, 4096, 193},  /* cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 4097, 8192, 189},  /* cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 8193, 11264, 185},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_BF16, 11265, 13192, 190},  /* cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 13193, 16384, 185},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_BF16, 16385, 24195, 191},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 24196, 25267, 197},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 25268, 32768, 198},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_BF16, 32769, 36864, 253},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 36865, 1073741824, 198},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F16, 1, 256, 199},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 257, 512, 207},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 513, 938, 221},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 939, 1024, 223},  /* cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1025, 2047, 219},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2048, 2048, 222},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2049, 3921, 215},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 3922, 4096, 220},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 4097, 8192, 216},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 8193, 10172, 212},  /* cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_F16, 10173, 16384, 217},  /* cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 16385, 24195, 218},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 24196, 32768, 225},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F16, 32769, 36864, 254},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 36865, 1073741824, 225},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 1, 128, 226},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 129, 256, 234},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 257, 430, 248},  /* cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 431, 512, 232},  /* cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 513, 860, 246},  /* cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 861, 1024, 229},  /* cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1025, 1797, 242},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1798, 2048, 230},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 2049, 3712, 243},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 3713, 4096, 231},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 4097, 5086, 244},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 5087, 5120, 255},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 5121, 8192, 244},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 8193, 9216, 255},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 9217, 9728, 245},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 9729, 10240, 255},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 10241, 12287, 245},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 12288, 13192, 252},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 13193, 16384, 245},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 16385, 22528, 255},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 22529, 24576, 252},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 24577, 29696, 255},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 29697, 32768, 252},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 32769, 36864, 255},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 36865, 40960, 252},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 40961, 43008, 255},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 43009, 1073741824, 252},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"layernorm", KITE_BF16, 1, 256, 412},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 257, 512, 420},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 513, 1024, 428},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1025, 2048, 426},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 2049, 3584, 423},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 3585, 4096, 427},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 4097, 8192, 424},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 8193, 16384, 425},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 16385, 24576, 527},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 24577, 32768, 488},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_BF16, 32769, 1073741824, 527},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 1, 256, 437},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F16, 257, 512, 445},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 513, 1024, 455},  /* layernorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1025, 2048, 451},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 2049, 3443, 448},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 3444, 4096, 452},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 4097, 8192, 449},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 8193, 16384, 450},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 16385, 24576, 528},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 24577, 32768, 492},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F16, 32769, 1073741824, 528},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 1, 128, 462},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F32, 129, 256, 470},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 257, 511, 478},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 512, 512, 480},  /* layernorm_f32_reg_t32_r8_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 513, 1024, 476},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1025, 1664, 473},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1665, 2048, 477},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 2049, 4096, 474},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4097, 4864, 475},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4865, 5120, 532},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 5121, 5792, 475},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 5793, 8192, 495},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 8193, 9216, 532},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 9217, 15872, 496},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 15873, 16384, 505},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 16385, 24576, 529},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 24577, 32768, 515},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 32769, 49152, 529},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 49153, 65536, 525},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 65537, 1073741824, 529},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 224, 533},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 225, 256, 544},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 257, 512, 540},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 513, 1023, 538},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1024, 1024, 548},  /* layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 1025, 1648, 535},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1649, 1721, 539},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1722, 2048, 547},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 2049, 3157, 536},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 3158, 4096, 545},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 546},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 581},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 584},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 59392, 601},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 59393, 65536, 594},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 604},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 614},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 543},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 255, 549},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 256, 256, 560},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 556},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1023, 554},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1024, 1024, 564},  /* layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 1025, 1511, 551},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1512, 1960, 555},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1961, 2048, 563},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 2049, 3297, 552},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 3298, 4096, 561},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 562},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 585},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 588},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 57344, 605},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 57345, 65536, 598},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 608},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 618},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 559},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 82, 565},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 83, 128, 566},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 256, 572},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 512, 570},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 1024, 567},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 1877, 577},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 1878, 2048, 568},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 578},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 589},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 16384, 599},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 16385, 32768, 609},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 32769, 65536, 619},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 131072, 620},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 575},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 172, 626},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 173, 256, 624},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 633},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 898, 646},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 899, 1024, 648},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 2047, 644},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2048, 647},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4096, 641},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 5311, 637},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5312, 8192, 642},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 11093, 638},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 11094, 13776, 741},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 13777, 16384, 643},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 27553, 742},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 27554, 32768, 751},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 32769, 40960, 782},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 40961, 59392, 763},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 59393, 65536, 761},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 65537, 73728, 782},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 73729, 118784, 764},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 118785, 131072, 762},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 147456, 787},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 147457, 262143, 774},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_BF16, 262144, 262144, 772},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 787},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 180, 665},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 181, 256, 663},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 672},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 1023, 685},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1024, 1024, 687},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1960, 683},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2048, 686},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 4095, 680},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4096, 4096, 684},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 5086, 676},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5087, 8192, 681},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 10752, 677},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 10753, 13776, 745},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 13777, 16384, 682},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 25600, 746},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 25601, 32768, 755},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 32769, 40960, 784},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 40961, 65536, 765},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 65537, 73728, 788},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 73729, 131071, 768},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 131072, 131072, 766},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 139264, 788},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 139265, 251029, 778},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_F16, 251030, 262144, 776},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 788},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 72, 704},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 73, 128, 702},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 711},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 724},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 709},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 789, 722},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 790, 1024, 705},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1877, 719},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1878, 2048, 706},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 2232, 735},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 2233, 4096, 720},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 716},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 792},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 8192, 721},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9216, 792},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9217, 16384, 759},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 16385, 20480, 786},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 20481, 32768, 769},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 32769, 38912, 786},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 38913, 65536, 770},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 69632, 789},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 69633, 131072, 780},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 789},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 196, 794},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 197, 256, 793},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 331, 803},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 332, 512, 801},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 799},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 795},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 800},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 796},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 797},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 808},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 30720, 850},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 30721, 32768, 859},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 869},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 870},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 880},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 804},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 172, 812},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 173, 256, 811},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 291, 821},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 292, 512, 819},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 817},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1721, 813},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1722, 2048, 818},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 814},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 4864, 815},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4865, 6888, 825},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 6889, 8192, 815},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 826},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 854},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 873},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 874},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 884},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 822},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 127, 829},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 128, 128, 830},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 158, 837},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 159, 256, 839},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 835},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 831},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 832},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 833},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 7424, 844},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 7425, 8192, 834},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 9741, 840},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 9742, 16384, 865},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 32768, 875},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 885},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 886},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 840},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 256, 929},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 937},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 951},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 935},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 949},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 932},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 3921, 945},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3922, 4096, 950},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 5376, 962},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5377, 8192, 946},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 14336, 963},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 14337, 16384, 947},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 21246, 964},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 21247, 28672, 1052},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_BF16, 28673, 29696, 1063},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_BF16, 29697, 32768, 1061},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_BF16, 32769, 40960, 1097},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 1095},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 65536, 1075},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 65537, 98304, 1095},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 98305, 101069, 1087},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 101070, 131072, 1076},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 131073, 196608, 1095},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196609, 262144, 1088},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 262145, 1073741824, 1095},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 969},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 977},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 991},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 975},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 989},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 972},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 985},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 990},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 5311, 1002},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 986},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 13776, 1003},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 13777, 16384, 987},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 22187, 1004},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 22188, 24576, 1100},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 26385, 1057},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_F16, 26386, 28672, 1068},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_F16, 28673, 32768, 1066},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F16, 32769, 40960, 1100},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 1098},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 65536, 1080},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 65537, 98304, 1098},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 98305, 114688, 1091},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 114689, 131072, 1081},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 131073, 196608, 1098},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 196609, 262144, 1092},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 262145, 1073741824, 1098},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 1009},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 1017},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 1031},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 512, 1015},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 513, 635, 1029},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 636, 1024, 1012},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1025, 1535, 1025},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1536, 1920, 1030},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1921, 2048, 1013},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 1026},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 6596, 1043},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 6597, 8192, 1027},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12287, 1044},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12288, 12288, 1103},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 13192, 1044},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 13193, 16384, 1101},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 1103},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 1101},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 28672, 1083},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 28673, 30720, 1072},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 30721, 44375, 1101},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 44376, 65536, 1093},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 65537, 90112, 1101},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 90113, 131072, 1094},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131073, 1073741824, 1101},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 256, 1107},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 512, 1115},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1024, 1113},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 2048, 1109},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 1110},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 4352, 1121},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 4353, 8192, 1111},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 10172, 1122},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 10173, 13312, 1163},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 13313, 16384, 1161},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 16385, 24195, 1164},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 24196, 24576, 1118},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 24577, 27553, 1164},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 27554, 32768, 1162},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 32769, 40692, 1118},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 40693, 50534, 1183},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 50535, 65536, 1174},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_BF16, 65537, 125514, 1184},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 125515, 131072, 1193},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 131073, 155648, 1118},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 155649, 262144, 1194},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1118},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 256, 1125},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 1133},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 1024, 1131},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 2048, 1127},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 1128},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 4276, 1139},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 4277, 8192, 1129},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 8704, 1140},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 8705, 13776, 1167},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_F16, 13777, 16384, 1165},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 16385, 27553, 1168},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_F16, 27554, 29696, 1177},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 29697, 32768, 1166},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 32769, 37315, 1136},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 37316, 65536, 1178},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 65537, 122880, 1188},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 122881, 131072, 1197},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 131073, 139264, 1136},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 139265, 262144, 1198},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1136},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 127, 1143},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 128, 128, 1144},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 129, 256, 1151},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 257, 512, 1149},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 513, 1024, 1145},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 1146},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 2773, 1157},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 2774, 3071, 1147},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3072, 3072, 1203},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3073, 4096, 1147},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 6143, 1158},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 6144, 7844, 1154},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 7845, 8192, 1148},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 8193, 12633, 1179},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 12634, 16384, 1170},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 16385, 27553, 1189},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 27554, 32768, 1180},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 32769, 57344, 1199},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 57345, 65536, 1190},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 65537, 73728, 1154},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 73729, 131072, 1200},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1154},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 const int32_t kite_row_spans_len = 535;

@@ -239,9 +239,13 @@ end
 -- each CTA's slice of the next row block land in shared memory while the
 -- cluster reduces this one, where register rows can only ask L2 for it.
 local function cluster_ok(p)
-  local shape = p.rows == 1 and p.access == "v16" and p.nv == 4 and (p.threads == 256 or p.threads == 512) and
-                p.cache == 0
-  if p.mode == "bulk" then return shape and p.pipe == 2 and dtypes[p.dtype].size == 2 end
+  local shape = p.rows == 1 and p.access == "v16" and p.nv == 4 and p.cache == 0
+  local bulk = p.mode == "bulk" and p.pipe == 2 and dtypes[p.dtype].size == 2
+  -- bulk rows of 1024 threads: 256 K in clusters of 8, which fill 128 SMs where
+  -- clusters of 16 (one CTA an SM) fill 112
+  if p.threads == 1024 then return shape and bulk and p.cluster <= 8 end
+  if p.threads ~= 256 and p.threads ~= 512 then return false end
+  if p.mode == "bulk" then return shape and bulk end
   return shape and p.mode == "reg" and p.pipe == 1
 end
 
