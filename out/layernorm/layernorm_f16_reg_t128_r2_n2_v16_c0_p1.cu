@@ -987,21 +987,20 @@ __device__ __forceinline__ float resident_squares(const raw_t (&x)[kNv], float m
   return q;
 }
 
-struct op_moments {
-  __device__ moments_t operator()(const moments_t &a, const moments_t &b) const { return moments_merge(a, b); }
-};
-__device__ __forceinline__ moments_t shfl_xor(const moments_t &v, int o)
-{
-  return { shfl_xor(v.n, o), shfl_xor(v.mean, o), shfl_xor(v.m2, o) };
-}
-
-// The row's moments from its CTAs' (sum, squares about the CTA's mean) v[r],
-// merged by cluster_butterfly.
+// The row's moments from its CTAs' (sum, squares about the CTA's mean) v[r]:
+// lane l takes rank l mod kCluster's, the row's mean by a butterfly of sums,
+// then each rank's squares moved to that mean (m2 + n d^2), summed alike.  Two
+// butterflies of one float, no division in them: a pairwise Chan merge of
+// (n, mean, m2) kept three floats and two divisions a step live, which took a
+// 512-thread row past 64 registers.  Addition commutes: every thread gets the
+// same bits.
 __device__ __forceinline__ moments_t cluster_moments(const float2 *v, int n)
 {
   const int r = threadIdx.x % kCluster;
   const float nr = (float)cta_elems(n, r);
-  return cluster_butterfly(moments_t{ nr, nr > 0.f ? v[r].x / nr : 0.f, v[r].y }, op_moments{});
+  const float mean = cluster_butterfly(v[r].x, op_sum{}) / (float)n;
+  const float d = nr > 0.f ? v[r].x / nr - mean : 0.f;
+  return { (float)n, mean, cluster_butterfly(fmaf(nr * d, d, v[r].y), op_sum{}) };
 }
 
 // A cluster row's mean and rstd with one exchange between its CTAs (each an

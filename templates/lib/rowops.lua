@@ -177,17 +177,21 @@ M.OPS = {
   -- the registers: x kept raw and converted for each use, so that a cluster
   -- row of 512 threads in pairs of CTAs fits 64 registers and two CTAs share
   -- an SM (H200, 32 K x2: 109 -> 87 us); the rest stay at 512 threads per
-  -- SM: 256-thread rows spill at four CTAs in bf16, 512-thread rows of 4-16
-  -- CTAs at two (their cluster_butterfly merge); H100, 256 K, x16: 64
-  -- registers and two CTAs 462 M instructions and 1.41 TB/s, the butterfly
-  -- at one CTA 263 M and 2.26 TB/s (bulk rows)) or streaming
+  -- SM: 256-thread rows spill at four CTAs in bf16, f16 512-thread rows of
+  -- 4-16 CTAs at two (4 bytes), bulk rows' stages and w, b fill the shared
+  -- memory; H100, 256 K, x16: 64 registers and two CTAs 462 M instructions and
+  -- 1.41 TB/s, a Chan-merge butterfly at one CTA 263 M and 2.26 TB/s (bulk
+  -- rows); cluster_moments' two sum butterflies fit bf16 / f32 in 64) or streaming
   -- in two passes (each chunk's moments merged into the thread's, then the
   -- output from the row cache or L2); bulk rows of two stages (the next row
   -- block's x in shared memory, not registers)
   layernorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 2, dynamic_w = true,
                 bulk_first = {}, modes = { reg = true, loop = true, bulk = true }, pipe_max = 1,
                 staged_pipe = 2,
-                cluster_occupancy = function(p) return p.threads == 512 and p.cluster == 2 and 1024 or 512 end },
+                cluster_occupancy = function(p)
+                  local two = p.cluster == 2 or (p.mode == "reg" and p.dtype ~= "f16")   -- f16 x4-x16: 4 bytes spill
+                  return p.threads == 512 and two and 1024 or 512
+                end },
   -- x and dy per row, w shared; dw summed over the CTA's rows into its own
   -- partial row (partials: the partial rows per CTA, a persistent grid,
   -- launched by partials_launcher)
