@@ -949,7 +949,10 @@ __device__ __forceinline__ void access_y(const raw_t &x, float m, const raw_t &w
 }
 
 struct row_t { raw_t x[kNv]; };
-struct red_t { float s[kRows][kRedSlots], q[kRows][kRedSlots]; };   // the sum's and the squares' slots
+struct red_t {   // the sum's and the squares' slots (streaming rows), the warps' pairs of both (resident)
+  float s[kRows][kRedSlots], q[kRows][kRedSlots];
+  float2 m[kRows][kRedSlots];
+};
 
 // The row's mean and rstd from each thread's moments: the mean, then each
 // thread's squares moved to it (m2 + n d^2), summed.
@@ -962,13 +965,13 @@ __device__ __forceinline__ stats_t row_stats(const moments_t &mo, red_t &red, in
   return st;
 }
 
-// The elements of a row of n that the CTA of cluster rank r holds: its
-// kThreads accesses' span in each of the kNv.
-__device__ __forceinline__ int cta_elems(int n, int r)
+// The elements of a row of n that `threads` threads from the row's thread t0
+// on hold (a warp's, a CTA's): their span in each of the kNv accesses.
+__device__ __forceinline__ int span_elems(int n, int t0, int threads)
 {
   int c = 0;
 #pragma unroll
-  for (int j = 0; j < kNv; ++j) c += min(kThreads * kVec, max(0, n - access_index(0, j, r * kThreads)));
+  for (int j = 0; j < kNv; ++j) c += min(threads * kVec, max(0, n - access_index(0, j, t0)));
   return c;
 }
 
@@ -987,36 +990,71 @@ __device__ __forceinline__ float resident_squares(const raw_t (&x)[kNv], float m
   return q;
 }
 
-// The row's moments from its CTAs' (sum, squares about the CTA's mean) v[r]:
-// lane l takes rank l mod kCluster's, the row's mean by a butterfly of sums,
-// then each rank's squares moved to that mean (m2 + n d^2), summed alike.  Two
-// butterflies of one float, no division in them: a pairwise Chan merge of
-// (n, mean, m2) kept three floats and two divisions a step live, which took a
-// 512-thread row past 64 registers.  Addition commutes: every thread gets the
-// same bits.
-__device__ __forceinline__ moments_t cluster_moments(const float2 *v, int n)
+// v summed over each aligned group of kParts lanes by a butterfly; addition
+// commutes, so every lane of a group gets the same bits.
+template <int kParts>
+__device__ __forceinline__ float lane_sum(float v)
 {
-  const int r = threadIdx.x % kCluster;
-  const float nr = (float)cta_elems(n, r);
-  const float mean = cluster_butterfly(v[r].x, op_sum{}) / (float)n;
-  const float d = nr > 0.f ? v[r].x / nr - mean : 0.f;
-  return { (float)n, mean, cluster_butterfly(fmaf(nr * d, d, v[r].y), op_sum{}) };
+  static_assert(kParts <= 32 && (kParts & (kParts - 1)) == 0, "a power of two of lanes");
+#pragma unroll
+  for (int o = 1; o < kParts; o <<= 1) v += shfl_xor(v, o);
+  return v;
 }
 
-// A cluster row's mean and rstd with one exchange between its CTAs (each an
-// mbarrier round trip, which two reductions paid twice): each CTA's sum and
-// squares about its own mean *mc, merged by cluster_moments.  *c: access_y's
-// correction from the CTA's mean to the row's.
+// The (sum, squares about the mean) of kParts parts of a row (a CTA's warps, a
+// cluster's CTAs) from each part's (sum, squares about its own mean) v, lane l
+// holding part l mod kParts's, of np elements (n in all): the sum, then each
+// part's squares moved to the mean (m2 + np d^2, Chan, Golub and LeVeque's
+// pairwise formula), summed.  One float a lane step and no division in the
+// steps: a merge of (count, mean, m2) triples took 512-thread cluster rows past
+// 64 registers.
+template <int kParts>
+__device__ __forceinline__ float2 merge_parts(float2 v, float np, float n)
+{
+  const float s = lane_sum<kParts>(v.x);
+  const float d = np > 0.f ? v.x / np - s / n : 0.f;
+  return make_float2(s, lane_sum<kParts>(fmaf(np * d, d, v.y)));
+}
+
+// The (sum, squares about its mean) of the CTA's part of a resident row, with
+// one CTA barrier: each warp's sum by shuffles, the squares about the warp's
+// own mean likewise, then the warps' pairs through shared memory (m: a slot a
+// warp), merged by merge_parts.  t: the thread's index in the row; s: the sum
+// of its elements.  Every thread of the CTA calls it.
+__device__ __forceinline__ float2 cta_moments(const raw_t (&x)[kNv], float s, float2 (*m)[kRedSlots], int t, int n)
+{
+  const int lane = threadIdx.x % 32, t0 = t - threadIdx.x % kThreads;   // t0: the CTA's first thread in the row
+  s = lane_sum<32>(s);
+  const float nw = (float)span_elems(n, t - lane, 32);
+  const float q = lane_sum<32>(resident_squares(x, nw > 0.f ? s / nw : 0.f, t, n));
+  if constexpr (kWarps == 1) return make_float2(s, q);
+  const int r = threadIdx.x / kThreads, w = lane % kWarps;
+  if (lane == 0) m[r][threadIdx.x % kThreads / 32] = make_float2(s, q);
+  __syncthreads();
+  const float nc = (float)span_elems(n, t0, kThreads);
+  return nc > 0.f ? merge_parts<kWarps>(m[r][w], (float)span_elems(n, t0 + w * 32, 32), nc) : make_float2(0.f, 0.f);
+}
+
+// A resident row's mean and rstd from its (sum, squares about the mean).
+__device__ __forceinline__ stats_t moments_stats(float2 m, int n, float eps)
+{
+  return { m.x / (float)n, rsqrtf(m.y / (float)n + eps) };
+}
+
+// A cluster row's mean and rstd with one exchange between its CTAs (an
+// mbarrier round trip): each CTA's (sum, squares about its mean *mc) by
+// cta_moments, merged by merge_parts.  *c: access_y's correction from the
+// CTA's mean to the row's.
 __device__ __forceinline__ stats_t cluster_stats(const raw_t (&x)[kNv], float s, red_t &red, int t, int n, float eps,
                                                  float *mc, float *c)
 {
-  const float sc = cta_reduce(s, red.s, op_sum{}), nc = (float)cta_elems(n, (int)cluster_rank());
-  *mc = nc > 0.f ? sc / nc : 0.f;
-  const float q = resident_squares(x, *mc, t, n);
-  const moments_t mo = cluster_moments(cluster_exchange(make_float2(sc, cta_reduce(q, red.q, op_sum{}))), n);
-  stats_t st;
-  st.mean = mo.mean;
-  st.rs = rsqrtf(mo.m2 / (float)n + eps);
+  const float2 cm = cta_moments(x, s, red.m, t, n);
+  const float nc = (float)span_elems(n, t - threadIdx.x % kThreads, kThreads);
+  *mc = nc > 0.f ? cm.x / nc : 0.f;
+  const float2 *v = cluster_exchange(cm);
+  const int r = threadIdx.x % kCluster;
+  const stats_t st = moments_stats(merge_parts<kCluster>(v[r], (float)span_elems(n, r * kThreads, kThreads), (float)n),
+                                   n, eps);
   *c = (*mc - st.mean) * st.rs;
   return st;
 }
@@ -1083,8 +1121,8 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
       if constexpr (kCluster > 1) {
         st = cluster_stats(r.x, s, red[k], p.t, n, a.eps, &m, &c);
       } else {
-        st.mean = m = row_sum(s, red[k].s) / (float)n;
-        st.rs = rsqrtf(row_sum(resident_squares(r.x, m, p.t, n), red[k].q) / (float)n + a.eps);
+        st = moments_stats(cta_moments(r.x, s, red[k].m, p.t, n), n, a.eps);
+        m = st.mean;
       }
       elem_t *y = row_out(a.y, a.ldy, p);
       const int lim = p.live ? n : 0;   // dead rows store nothing
