@@ -11,6 +11,8 @@ rm -rf .deps && mkdir -p .deps/debs .deps/root
    pkg-config libpkgconf3 pkgconf pkgconf-bin)
 for f in .deps/debs/*.deb; do dpkg -x "$f" .deps/root; done
 rm -rf .deps/debs
+# what the build never uses: the tree sent to the device is capped at 64 MiB
+rm -rf .deps/root/usr/share/doc .deps/root/usr/share/man .deps/root/usr/lib/x86_64-linux-gnu/liblua5.4-c++*
 cat > .deps/env.sh <<'ENV'
 # Source on the device: Lua 5.4, Check and pkg-config unpacked from Debian packages.
 D=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/root

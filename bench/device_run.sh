@@ -30,6 +30,7 @@
 #   KITE_ONLY='*norm*_x16' bash bench/device_run.sh byname   those variants tested, one process each
 #   bash bench/device_run.sh timers          kite-bench and vs_torch.py on the same bwd ops at 256 K, in turn
 #   KITE_NCU_OP=op KITE_NCU_N=n bash bench/device_run.sh ncurow   ncu of the dispatched variant, one launch
+#                                            (KITE_NCU_VARIANT=glob: of the variants of that name)
 #   bash bench/device_run.sh checktable      the committed table: tuned tests, held-out checks,
 #                                            kite_gemm's overhead, torch.compile
 # Every stage builds first (a no-op when the build is there; with .prebuilt/
@@ -639,15 +640,17 @@ timers() {
 # KITE_NCU_LAUNCHES=k: the first k launches of `kite-bench --variants` instead
 # (every variant that takes n, in its listing order; one launch each).
 ncurow() {
-  local op n=${KITE_NCU_N:-262144} ops=${KITE_NCU_OP:-layernorm_bwd} k=${KITE_NCU_LAUNCHES:-1} v=
+  local op n=${KITE_NCU_N:-262144} ops=${KITE_NCU_OP:-layernorm_bwd} k=${KITE_NCU_LAUNCHES:-1} v= skip=0 only=()
   [ "$k" -gt 1 ] && v=--variants
+  # KITE_NCU_VARIANT=glob: the variants of that name instead (the dispatched launch, first, skipped)
+  [ -n "${KITE_NCU_VARIANT:-}" ] && { v=--variants; skip=1; only=(--only "$KITE_NCU_VARIANT"); }
   for op in ${ops//,/ }; do
-    timeout $(( ${KITE_CALL_S:-570} - ($(date +%s) - T0) )) ncu --clock-control none --launch-count $k \
+    timeout $(( ${KITE_CALL_S:-570} - ($(date +%s) - T0) )) ncu --clock-control none --launch-skip $skip --launch-count $k \
       -k "regex:^${op}(_fwd)?$" \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
       --section Occupancy --section LaunchStats \
       --metrics 'regex:smsp__average_warps_issue_stalled_[a-z_]+_per_issue_active\.ratio' \
-      build/kite-bench --op "$op" --n "$n" --warmup 0 --reps 1 $v >"$OUT/ncu.$op.$n.txt" 2>&1
+      build/kite-bench --op "$op" --n "$n" --warmup 0 --reps 1 $v "${only[@]}" >"$OUT/ncu.$op.$n.txt" 2>&1
     echo "ncu $op $n rc=$?"
     grep -E "Duration|Throughput|Achieved Occupancy|Registers Per|Grid Size|Block Size|Cluster Size|Warp Cycles|Eligible|Issued" \
       "$OUT/ncu.$op.$n.txt" | head -$(( 24 * k ))

@@ -19,6 +19,7 @@
  *   copy           read x + write y (2*M*N*elem)
  * rstd and lse are not requested (NULL). */
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +60,7 @@ struct opts {
   int aligned;        /* --check-dispatch draws row lengths that are multiples of 8 */
   uint64_t seed;      /* --check-dispatch's draws */
   const char *csv;
+  const char *only;   /* --only: the variants --variants times (a glob of names) */
 };
 
 static void usage(FILE *f)
@@ -80,6 +82,7 @@ static void usage(FILE *f)
     "                         M = E / N (at least 1)\n"
     "  --variants             also time every variant that accepts each shape\n"
     "                         (kite_run_variant); '*' marks the one dispatch picks\n"
+    "  --only GLOB            with --variants: only the variants whose name matches GLOB\n"
     "  --quick                fewer runs (warm-up 2, 10 timed), for smoke tests\n"
     "  --warmup W, --reps R   warm-up and timed runs (default 5 and 50)\n"
     "  --device I             CUDA device (default 0)\n"
@@ -574,6 +577,7 @@ static void bench_shape(struct bench *b, const struct shape *s)
     kite_status gs = kite_variant_get(i, &v);
     if (gs != KITE_OK) die("kite_variant_get(%d): %s: %s", (int)i, kite_status_str(gs), kite_last_error());
     if (!accepts(&v, s->op, b->o.dtype, s->N, align)) continue;
+    if (b->o.only && fnmatch(b->o.only, v.name, 0) != 0) continue;
     st = time_it(b, s, VIA_VARIANT, v.name, &t);
     if (st != KITE_OK) report_failure(b, s, v.name, st);
     else report(b, s, strcmp(v.name, chosen) == 0 ? "*" : "", v.name, "variant", &t, &copy);
@@ -839,6 +843,8 @@ int main(int argc, char **argv)
     } else if (strcmp(a, "--elems") == 0) {
       o.elems = parse_count(need_arg(argc, argv, &i), "--elems");
       if (o.elems > ((int64_t)1 << 34)) die("--elems: at most 2^34");
+    } else if (strcmp(a, "--only") == 0) {
+      o.only = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--variants") == 0) {
       o.variants = 1;
     } else if (strcmp(a, "--quick") == 0) {
@@ -874,6 +880,11 @@ int main(int argc, char **argv)
   if (o.reps < 0) o.reps = o.quick ? 10 : 50;
   if ((times || o.tune_from) && !tune) {
     fprintf(stderr, "kite-bench: --times and --from go with --tune\n\n");
+    usage(stderr);
+    return 2;
+  }
+  if (o.only && (!o.variants || tune || check)) {
+    fprintf(stderr, "kite-bench: --only goes with --variants (not with --tune or --check-dispatch)\n\n");
     usage(stderr);
     return 2;
   }
