@@ -12,7 +12,7 @@ if ! echo "$G" | grep -q H200; then   # not an H200: the f16 / f32 softmax and c
 fi
 KITE_TUNE_KEEP_S=30 KITE_OPS=layernorm KITE_VS_OPS=layernorm KITE_TUNE_FROM=64 \
   KITE_CALL_S=${S24_TUNE_S:-130} bash bench/device_run.sh retune > $OUT/retune1.log 2>&1
-KITE_TUNE_KEEP_S=40 KITE_OPS=softmax,cross_entropy KITE_VS_OPS=softmax,cross_entropy KITE_TUNE_FROM=24576 \
+[ "${S24_TUNE2_S:-100}" -gt 0 ] && KITE_TUNE_KEEP_S=40 KITE_OPS=softmax,cross_entropy KITE_VS_OPS=softmax,cross_entropy KITE_TUNE_FROM=24576 \
   KITE_CALL_S=${S24_TUNE2_S:-100} bash bench/device_run.sh retune > $OUT/retune2.log 2>&1
 grep -E "^tune|table|vs_torch rc|^(softmax|cross_entropy|layernorm) |prebuilt|build:" $OUT/summary.txt
 cd $OUT && tar czf logs.tgz *.log 2>/dev/null; rm -f *.log
