@@ -181,7 +181,7 @@ M.OPS = {
   -- 4-16 CTAs at two (4 bytes), bulk rows' stages and w, b fill the shared
   -- memory; H100, 256 K, x16: 64 registers and two CTAs 462 M instructions and
   -- 1.41 TB/s, a Chan-merge butterfly at one CTA 263 M and 2.26 TB/s (bulk
-  -- rows); cluster_moments' two sum butterflies fit bf16 / f32 in 64) or streaming
+  -- rows); merge_parts' two sum butterflies fit bf16 / f32 in 64) or streaming
   -- in two passes (each chunk's moments merged into the thread's, then the
   -- output from the row cache or L2); bulk rows of two stages (the next row
   -- block's x in shared memory, not registers)
