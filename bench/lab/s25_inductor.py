@@ -23,11 +23,11 @@ for op, fn in fns.items():
                 k = getattr(mod, name)
                 if not hasattr(k, "launchers"):
                     continue
-                cfgs = [str(getattr(l, "config", l)) for l in k.launchers]
+                cfgs = [str(getattr(l, "config", None)) + f" regs={getattr(l, 'n_regs', '?')}" for l in (k.launchers or [])]
                 src = getattr(getattr(k, "fn", None), "src", "") or ""
                 kind = "persistent" if "persistent_reduction" in str(getattr(k, "heuristic_type", "")) else ""
                 print(f"{op} N={n}: {name} {kind} heuristic={getattr(k, 'heuristic_type', '?')} "
-                      f"configs={len(getattr(k, 'configs', []))} chosen={cfgs}")
+                      f"configs={len(getattr(k, 'configs', None) or [])} chosen={cfgs}")
                 for line in src.splitlines():
                     if any(s in line for s in ("tl.load", "tl.store", "for r", "rnumel", "RBLOCK", "R0_BLOCK", "xnumel =")):
                         print("   ", line.strip())
