@@ -490,6 +490,7 @@ cudaError_t kite_v_layernorm_f32_bulk_t128_r2_n2_v16_c0_p2(const void *args, cud
 cudaError_t kite_v_layernorm_f32_bulk_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
@@ -498,8 +499,10 @@ cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, 
 cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
@@ -508,8 +511,10 @@ cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, 
 cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
@@ -518,6 +523,7 @@ cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, 
 cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
@@ -1696,6 +1702,7 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_f32_bulk_t64_r4_n2_v16_c0_p2", "layernorm", KITE_F32, KITE_F32, 1, 512, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_bulk_t64_r4_n2_v16_c0_p2},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x2},
   {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "layernorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F16, KITE_F16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2},
@@ -1704,8 +1711,10 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 4097, 8192, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x2},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x4},
   {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4},
@@ -1714,8 +1723,10 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x4},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x8},
   {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8},
@@ -1724,6 +1735,7 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x8},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
   {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16},
@@ -2412,73 +2424,73 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 1204;
+const int32_t kite_variants_len = 1210;
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 const struct kite_rule kite_rules[] = {
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 929, 203.488f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 929, 106.512f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 929, 69.600f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 937, 67.728f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 935, 67.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 949, 70.176f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 932, 67.584f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 945, 68.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 950, 68.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 946, 74.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 946, 68.464f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 963, 81.264f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 947, 74.032f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 969, 200.688f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 969, 105.504f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 969, 69.440f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 977, 67.936f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 975, 67.552f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 989, 70.000f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 972, 67.664f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 985, 67.968f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 990, 68.416f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 986, 73.728f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 986, 68.624f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1003, 81.024f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 987, 73.872f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1009, 179.472f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1009, 130.128f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1031, 129.536f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1015, 129.712f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1012, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1030, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1013, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1026, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1026, 133.248f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1043, 147.920f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1027, 134.624f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1103, 147.360f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1101, 138.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1052, 80.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1061, 75.760f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1095, 78.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1075, 77.232f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1095, 131.376f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1076, 153.424f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1095, 285.920f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1088, 322.016f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1100, 79.616f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1066, 75.744f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1098, 77.776f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1080, 77.088f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1098, 131.328f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1081, 153.856f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1098, 286.448f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1092, 316.144f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1101, 137.184f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1101, 142.416f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1093, 161.472f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1093, 149.168f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1094, 273.280f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1094, 324.832f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1101, 579.008f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1101, 782.624f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 935, 203.488f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 935, 106.512f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 935, 69.600f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 943, 67.728f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 941, 67.472f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 955, 70.176f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 938, 67.584f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 951, 68.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 956, 68.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 952, 74.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 952, 68.464f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 969, 81.264f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 953, 74.032f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 975, 200.688f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 975, 105.504f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 975, 69.440f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 983, 67.936f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 981, 67.552f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 995, 70.000f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 978, 67.664f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 991, 67.968f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 996, 68.416f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 992, 73.728f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 992, 68.624f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1009, 81.024f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 993, 73.872f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1015, 179.472f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1015, 130.128f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1037, 129.536f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1021, 129.712f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1018, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1036, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1019, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1032, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1032, 133.248f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1049, 147.920f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1033, 134.624f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1109, 147.360f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1107, 138.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1058, 80.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1067, 75.760f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1101, 78.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1081, 77.232f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1101, 131.376f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1082, 153.424f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1101, 285.920f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1094, 322.016f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1106, 79.616f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1072, 75.744f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1104, 77.776f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1086, 77.088f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1104, 131.328f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1087, 153.856f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1104, 286.448f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1098, 316.144f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1107, 137.184f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1107, 142.416f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1099, 161.472f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1099, 149.168f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1100, 273.280f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1100, 324.832f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1107, 579.008f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1107, 782.624f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1, 285.024f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1, 144.848f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1, 75.008f},
@@ -2766,195 +2778,195 @@ const struct kite_rule kite_rules[] = {
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 252, 266.544f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 252, 396.960f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 252, 526.864f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 794, 436.784f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 794, 224.016f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 793, 119.152f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 801, 106.912f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 799, 107.392f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 795, 127.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 800, 110.016f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 796, 133.680f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 796, 119.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 797, 145.248f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 797, 131.040f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 808, 163.536f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 808, 142.528f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 812, 414.448f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 812, 214.176f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 811, 119.056f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 819, 106.928f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 817, 108.464f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 813, 128.512f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 818, 110.224f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 814, 134.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 814, 119.904f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 825, 144.144f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 815, 130.112f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 826, 157.536f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 826, 139.984f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 829, 310.016f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 830, 217.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 839, 209.152f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 835, 206.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 831, 208.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 832, 208.752f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 832, 208.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 833, 222.704f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 833, 200.928f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 844, 221.408f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 834, 214.240f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 865, 285.584f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 865, 248.752f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 850, 160.048f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 859, 136.112f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 869, 166.928f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 869, 138.304f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 870, 251.200f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 870, 265.104f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 880, 523.952f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 880, 548.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 854, 157.824f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 854, 135.056f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 873, 171.632f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 873, 140.976f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 874, 252.048f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 874, 263.392f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 884, 515.200f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 884, 527.872f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 875, 241.536f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 875, 208.656f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 885, 261.648f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 885, 221.824f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 886, 468.480f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 886, 555.696f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 840, 1425.728f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 840, 1892.128f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1107, 304.624f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1107, 159.008f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1107, 97.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1115, 95.792f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1113, 95.712f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1109, 101.296f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1109, 95.760f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1110, 104.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1110, 95.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1111, 108.544f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1111, 97.888f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1163, 106.800f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1161, 102.192f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1118, 108.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1162, 101.984f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1183, 117.664f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1174, 101.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1184, 175.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1193, 197.872f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1194, 381.104f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1194, 423.536f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1125, 298.704f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1125, 156.784f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1125, 97.888f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1133, 95.872f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1131, 95.728f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1127, 101.232f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1127, 95.744f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1128, 104.224f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1128, 95.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1129, 108.640f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1129, 97.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1167, 105.024f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1165, 102.000f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1168, 104.448f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1166, 101.600f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1178, 113.856f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1178, 103.184f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1188, 168.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1197, 197.360f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1198, 355.424f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1198, 420.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1143, 210.048f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1144, 187.648f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1151, 188.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1149, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1145, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1146, 186.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1146, 188.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1203, 204.880f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1147, 187.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1154, 213.456f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1148, 208.832f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1179, 198.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1170, 194.992f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1189, 199.376f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1180, 201.536f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1199, 202.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1190, 200.192f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1200, 362.768f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1200, 438.912f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1154, 957.136f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1154, 1262.608f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 626, 206.464f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 626, 105.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 624, 70.064f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 633, 68.512f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 648, 69.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 644, 69.088f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 647, 69.808f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 641, 70.224f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 641, 69.664f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 642, 73.184f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 642, 69.360f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 741, 72.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 643, 72.128f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 742, 73.920f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 751, 73.616f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 763, 76.384f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 761, 73.536f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 764, 113.120f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 762, 143.840f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 774, 229.232f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 772, 297.200f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 665, 203.248f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 665, 103.424f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 663, 70.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 672, 68.352f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 687, 69.872f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 683, 68.688f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 686, 69.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 680, 68.496f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 684, 69.936f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 681, 72.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 681, 69.440f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 745, 72.176f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 682, 71.328f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 746, 73.408f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 755, 73.632f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 765, 76.032f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 765, 73.584f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 768, 112.160f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 766, 144.640f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 778, 223.232f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 776, 291.792f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 704, 178.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 702, 130.080f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 711, 129.840f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 709, 129.552f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 705, 129.600f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 719, 130.432f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 706, 130.096f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 720, 132.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 720, 132.976f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 721, 141.408f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 721, 132.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 759, 139.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 759, 148.336f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 769, 140.608f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 769, 144.496f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 770, 142.032f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 770, 142.368f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 780, 219.376f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 780, 287.296f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 789, 603.232f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 789, 786.864f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 800, 436.784f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 800, 224.016f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 799, 119.152f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 807, 106.912f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 805, 107.392f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 801, 127.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 806, 110.016f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 802, 133.680f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 802, 119.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 803, 145.248f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 803, 131.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 814, 163.536f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 814, 142.528f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 818, 414.448f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 818, 214.176f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 817, 119.056f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 825, 106.928f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 823, 108.464f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 819, 128.512f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 824, 110.224f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 820, 134.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 820, 119.904f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 831, 144.144f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 821, 130.112f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 832, 157.536f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 832, 139.984f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 835, 310.016f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 836, 217.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 845, 209.152f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 841, 206.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 837, 208.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 838, 208.752f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 838, 208.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 839, 222.704f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 839, 200.928f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 850, 221.408f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 840, 214.240f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 871, 285.584f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 871, 248.752f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 856, 160.048f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 865, 136.112f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 875, 166.928f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 875, 138.304f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 876, 251.200f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 876, 265.104f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 886, 523.952f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 886, 548.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 860, 157.824f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 860, 135.056f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 879, 171.632f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 879, 140.976f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 880, 252.048f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 880, 263.392f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 890, 515.200f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 890, 527.872f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 881, 241.536f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 881, 208.656f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 891, 261.648f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 891, 221.824f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 892, 468.480f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 892, 555.696f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 846, 1425.728f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 846, 1892.128f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1113, 304.624f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1113, 159.008f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1113, 97.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1121, 95.792f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1119, 95.712f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1115, 101.296f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1115, 95.760f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1116, 104.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1116, 95.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1117, 108.544f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1117, 97.888f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1169, 106.800f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1167, 102.192f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1124, 108.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1168, 101.984f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1189, 117.664f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1180, 101.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1190, 175.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1199, 197.872f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1200, 381.104f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1200, 423.536f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1131, 298.704f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1131, 156.784f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1131, 97.888f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1139, 95.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1137, 95.728f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1133, 101.232f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1133, 95.744f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1134, 104.224f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1134, 95.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1135, 108.640f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1135, 97.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1173, 105.024f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1171, 102.000f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1174, 104.448f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1172, 101.600f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1184, 113.856f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1184, 103.184f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1194, 168.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1203, 197.360f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1204, 355.424f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1204, 420.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1149, 210.048f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1150, 187.648f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1157, 188.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1155, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1151, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1152, 186.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1152, 188.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1209, 204.880f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1153, 187.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1160, 213.456f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1154, 208.832f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1185, 198.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1176, 194.992f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1195, 199.376f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1186, 201.536f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1205, 202.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1196, 200.192f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1206, 362.768f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1206, 438.912f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1160, 957.136f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1160, 1262.608f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 632, 206.464f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 632, 105.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 630, 70.064f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 639, 68.512f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 654, 69.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 650, 69.088f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 653, 69.808f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 647, 70.224f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 647, 69.664f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 648, 73.184f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 648, 69.360f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 747, 72.992f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 649, 72.128f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 748, 73.920f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 757, 73.616f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 769, 76.384f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 767, 73.536f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 770, 113.120f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 768, 143.840f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 780, 229.232f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 778, 297.200f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 671, 203.248f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 671, 103.424f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 669, 70.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 678, 68.352f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 693, 69.872f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 689, 68.688f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 692, 69.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 686, 68.496f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 690, 69.936f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 687, 72.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 687, 69.440f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 751, 72.176f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 688, 71.328f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 752, 73.408f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 761, 73.632f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 771, 76.032f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 771, 73.584f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 774, 112.160f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 772, 144.640f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 784, 223.232f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 782, 291.792f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 710, 178.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 708, 130.080f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 717, 129.840f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 715, 129.552f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 711, 129.600f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 725, 130.432f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 712, 130.096f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 726, 132.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 726, 132.976f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 727, 141.408f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 727, 132.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 765, 139.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 765, 148.336f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 775, 140.608f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 775, 144.496f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 776, 142.032f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 776, 142.368f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 786, 219.376f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 786, 287.296f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 795, 603.232f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 795, 786.864f},
   {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 412, 379.648f},
   {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 412, 195.072f},
   {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 412, 92.736f},
@@ -2968,14 +2980,14 @@ const struct kite_rule kite_rules[] = {
   {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 424, 77.440f},
   {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 425, 95.360f},
   {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 425, 78.720f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 527, 94.880f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 533, 94.880f},
   {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 488, 83.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 527, 94.112f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 527, 93.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 527, 149.584f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 527, 202.944f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 527, 311.392f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 527, 404.880f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 533, 94.112f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 533, 93.072f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 533, 149.584f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 533, 202.944f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 533, 311.392f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 533, 404.880f},
   {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 437, 388.048f},
   {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 437, 198.912f},
   {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 437, 95.168f},
@@ -2989,14 +3001,14 @@ const struct kite_rule kite_rules[] = {
   {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 449, 75.504f},
   {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 450, 98.624f},
   {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 450, 78.544f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 528, 93.936f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 492, 88.064f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 528, 93.312f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 528, 92.016f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 528, 148.928f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 528, 202.784f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 528, 310.272f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 528, 403.632f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 534, 93.936f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 493, 88.064f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 534, 93.312f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 534, 92.016f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 534, 148.928f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 534, 202.784f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 534, 310.272f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 534, 403.632f},
   {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 462, 286.112f},
   {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 462, 148.928f},
   {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 470, 131.808f},
@@ -3006,81 +3018,81 @@ const struct kite_rule kite_rules[] = {
   {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 477, 133.008f},
   {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 474, 141.264f},
   {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 474, 149.376f},
-  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 495, 147.152f},
-  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 495, 140.384f},
-  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 496, 154.768f},
-  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 505, 142.624f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 529, 167.120f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 515, 150.496f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 529, 199.392f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 525, 165.184f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 529, 305.520f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 529, 399.040f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 529, 608.048f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 529, 792.400f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 533, 514.848f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 533, 267.648f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 544, 153.104f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 540, 135.424f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 548, 131.088f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 535, 164.976f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 547, 134.928f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 536, 175.472f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 545, 149.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 546, 209.456f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 546, 176.832f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 581, 203.328f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 581, 180.736f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 584, 211.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 584, 183.024f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 601, 223.712f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 594, 193.680f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 604, 328.336f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 604, 336.912f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 614, 677.312f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 614, 674.896f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 549, 501.184f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 549, 263.392f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 560, 152.848f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 556, 129.840f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 564, 132.896f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 555, 165.824f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 563, 136.576f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 552, 177.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 561, 152.224f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 562, 211.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 562, 174.528f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 585, 209.664f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 585, 190.064f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 588, 212.368f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 588, 184.144f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 605, 226.096f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 598, 196.576f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 608, 334.016f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 608, 342.288f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 618, 690.192f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 618, 691.104f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 565, 359.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 566, 228.880f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 572, 211.376f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 570, 214.800f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 567, 213.328f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 577, 227.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 568, 220.080f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 578, 239.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 578, 235.824f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 589, 260.688f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 589, 224.240f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 599, 280.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 599, 242.752f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 609, 287.616f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 609, 244.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 619, 305.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 619, 257.296f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 620, 538.384f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 620, 644.576f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 575, 2130.176f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 575, 2803.616f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 496, 147.152f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 496, 140.384f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 497, 154.768f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 508, 142.624f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 535, 167.120f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 520, 150.496f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 535, 199.392f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 531, 165.184f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 535, 305.520f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 535, 399.040f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 535, 608.048f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 535, 792.400f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 539, 514.848f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 539, 267.648f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 550, 153.104f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 546, 135.424f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 554, 131.088f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 541, 164.976f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 553, 134.928f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 542, 175.472f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 551, 149.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 552, 209.456f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 552, 176.832f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 587, 203.328f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 587, 180.736f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 590, 211.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 590, 183.024f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 607, 223.712f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 600, 193.680f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 610, 328.336f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 610, 336.912f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 620, 677.312f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 620, 674.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 555, 501.184f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 555, 263.392f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 566, 152.848f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 562, 129.840f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 570, 132.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 561, 165.824f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 569, 136.576f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 558, 177.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 567, 152.224f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 568, 211.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 568, 174.528f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 591, 209.664f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 591, 190.064f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 594, 212.368f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 594, 184.144f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 611, 226.096f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 604, 196.576f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 614, 334.016f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 614, 342.288f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 624, 690.192f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 624, 691.104f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 571, 359.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 572, 228.880f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 578, 211.376f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 576, 214.800f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 573, 213.328f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 583, 227.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 574, 220.080f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 584, 239.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 584, 235.824f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 595, 260.688f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 595, 224.240f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 605, 280.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 605, 242.752f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 615, 287.616f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 615, 244.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 625, 305.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 625, 257.296f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 626, 538.384f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 626, 644.576f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 581, 2130.176f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 581, 2803.616f},
 };
 const int32_t kite_rules_len = 665;
 
@@ -3299,9 +3311,9 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm", KITE_BF16, 3585, 4096, 427},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 4097, 8192, 424},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 8193, 16384, 425},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 16385, 24576, 527},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 16385, 24576, 533},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_BF16, 24577, 32768, 488},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 32769, 1073741824, 527},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 32769, 1073741824, 533},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F16, 1, 256, 437},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F16, 257, 512, 445},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F16, 513, 1024, 455},  /* layernorm_f16_reg_t32_r8_n4_v16_c0_p1 */
@@ -3310,9 +3322,9 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm", KITE_F16, 3444, 4096, 452},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 4097, 8192, 449},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 8193, 16384, 450},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 16385, 24576, 528},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 24577, 32768, 492},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F16, 32769, 1073741824, 528},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 16385, 24576, 534},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 24577, 32768, 493},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F16, 32769, 1073741824, 534},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F32, 1, 128, 462},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F32, 129, 256, 470},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F32, 257, 511, 478},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
@@ -3322,328 +3334,328 @@ const struct kite_row_span kite_row_spans[] = {
   {"layernorm", KITE_F32, 1665, 2048, 477},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_F32, 2049, 4096, 474},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F32, 4097, 4864, 475},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4865, 5120, 532},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 4865, 5120, 538},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"layernorm", KITE_F32, 5121, 5792, 475},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 5793, 8192, 495},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 8193, 9216, 532},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 9217, 15872, 496},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 15873, 16384, 505},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 16385, 24576, 529},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 24577, 32768, 515},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F32, 32769, 49152, 529},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 49153, 65536, 525},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 65537, 1073741824, 529},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm_bwd", KITE_BF16, 1, 224, 533},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 225, 256, 544},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 257, 512, 540},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 513, 1023, 538},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1024, 1024, 548},  /* layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 1025, 1648, 535},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1649, 1721, 539},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1722, 2048, 547},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 2049, 3157, 536},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 3158, 4096, 545},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 546},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 581},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 584},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_BF16, 32769, 59392, 601},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 59393, 65536, 594},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 604},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 614},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 543},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 255, 549},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 256, 256, 560},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 556},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1023, 554},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1024, 1024, 564},  /* layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 1025, 1511, 551},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1512, 1960, 555},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1961, 2048, 563},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 2049, 3297, 552},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 3298, 4096, 561},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 562},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 585},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 588},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_F16, 32769, 57344, 605},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 57345, 65536, 598},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 608},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 618},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 559},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 82, 565},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 83, 128, 566},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 256, 572},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 512, 570},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 1024, 567},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 1877, 577},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 1878, 2048, 568},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 578},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 589},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 16384, 599},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 16385, 32768, 609},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 32769, 65536, 619},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 131072, 620},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 575},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 172, 626},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 173, 256, 624},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 633},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 898, 646},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 899, 1024, 648},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 2047, 644},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2048, 2048, 647},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4096, 641},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 5311, 637},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5312, 8192, 642},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 11093, 638},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 11094, 13776, 741},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 13777, 16384, 643},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 27553, 742},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 27554, 32768, 751},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 32769, 40960, 782},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 40961, 59392, 763},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 59393, 65536, 761},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 65537, 73728, 782},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 73729, 118784, 764},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 118785, 131072, 762},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 147456, 787},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 147457, 262143, 774},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_BF16, 262144, 262144, 772},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 787},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 180, 665},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 181, 256, 663},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 672},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 1023, 685},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1024, 1024, 687},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1960, 683},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1961, 2048, 686},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 4095, 680},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4096, 4096, 684},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 5086, 676},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5087, 8192, 681},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 10752, 677},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 10753, 13776, 745},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 13777, 16384, 682},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 25600, 746},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 25601, 32768, 755},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 32769, 40960, 784},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 40961, 65536, 765},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 65537, 73728, 788},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 73729, 131071, 768},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 131072, 131072, 766},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 139264, 788},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 139265, 251029, 778},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_F16, 251030, 262144, 776},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 788},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 72, 704},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 73, 128, 702},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 711},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 724},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 709},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 789, 722},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 790, 1024, 705},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1877, 719},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1878, 2048, 706},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 2232, 735},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 2233, 4096, 720},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 716},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 792},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 8192, 721},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9216, 792},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9217, 16384, 759},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 16385, 20480, 786},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 20481, 32768, 769},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 32769, 38912, 786},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 38913, 65536, 770},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 69632, 789},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 69633, 131072, 780},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 789},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 196, 794},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 197, 256, 793},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 331, 803},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 332, 512, 801},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 799},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 795},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 800},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 796},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 797},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 808},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 30720, 850},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 30721, 32768, 859},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 869},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 870},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 880},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 804},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 172, 812},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 173, 256, 811},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 291, 821},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 292, 512, 819},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 1024, 817},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 1721, 813},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1722, 2048, 818},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 814},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 4864, 815},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4865, 6888, 825},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 6889, 8192, 815},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 826},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 854},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 873},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 874},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 884},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 822},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 127, 829},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 128, 128, 830},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 158, 837},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 159, 256, 839},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 512, 835},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 1024, 831},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 832},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 833},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 7424, 844},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 7425, 8192, 834},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 9741, 840},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 9742, 16384, 865},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 32768, 875},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 885},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 886},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 840},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 256, 929},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 937},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 951},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 935},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 949},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 932},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 3921, 945},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3922, 4096, 950},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 5376, 962},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5377, 8192, 946},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 14336, 963},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 14337, 16384, 947},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 21246, 964},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 21247, 28672, 1052},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_BF16, 28673, 29696, 1063},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_BF16, 29697, 32768, 1061},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_BF16, 32769, 40960, 1097},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 1095},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 65536, 1075},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 65537, 98304, 1095},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 98305, 101069, 1087},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 101070, 131072, 1076},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 131073, 196608, 1095},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196609, 262144, 1088},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 262145, 1073741824, 1095},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 969},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 977},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 991},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 975},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 989},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 972},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 985},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 990},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 5311, 1002},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 986},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 13776, 1003},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 13777, 16384, 987},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 22187, 1004},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 22188, 24576, 1100},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 26385, 1057},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_F16, 26386, 28672, 1068},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_F16, 28673, 32768, 1066},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F16, 32769, 40960, 1100},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 1098},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 65536, 1080},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 65537, 98304, 1098},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 98305, 114688, 1091},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 114689, 131072, 1081},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 131073, 196608, 1098},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 196609, 262144, 1092},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 262145, 1073741824, 1098},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 1009},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 1017},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 1031},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 512, 1015},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 513, 635, 1029},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 636, 1024, 1012},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1025, 1535, 1025},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1536, 1920, 1030},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1921, 2048, 1013},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 1026},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 6596, 1043},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 6597, 8192, 1027},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12287, 1044},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12288, 12288, 1103},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 13192, 1044},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 13193, 16384, 1101},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 1103},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 1101},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 28672, 1083},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 28673, 30720, 1072},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 30721, 44375, 1101},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 44376, 65536, 1093},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 65537, 90112, 1101},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 90113, 131072, 1094},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131073, 1073741824, 1101},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 256, 1107},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 512, 1115},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 1024, 1113},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 2048, 1109},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 1110},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 4352, 1121},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 4353, 8192, 1111},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 10172, 1122},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 10173, 13312, 1163},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 13313, 16384, 1161},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 16385, 24195, 1164},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 24196, 24576, 1118},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 24577, 27553, 1164},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 27554, 32768, 1162},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 32769, 40692, 1118},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 40693, 50534, 1183},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 50535, 65536, 1174},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_BF16, 65537, 125514, 1184},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 125515, 131072, 1193},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 131073, 155648, 1118},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 155649, 262144, 1194},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1118},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 256, 1125},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 512, 1133},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 1024, 1131},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 2048, 1127},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 1128},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 4276, 1139},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 4277, 8192, 1129},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 8704, 1140},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 8705, 13776, 1167},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_F16, 13777, 16384, 1165},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 16385, 27553, 1168},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_F16, 27554, 29696, 1177},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 29697, 32768, 1166},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 32769, 37315, 1136},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 37316, 65536, 1178},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 65537, 122880, 1188},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 122881, 131072, 1197},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 131073, 139264, 1136},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 139265, 262144, 1198},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1136},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 127, 1143},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 128, 128, 1144},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 129, 256, 1151},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 257, 512, 1149},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 513, 1024, 1145},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 1146},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 2773, 1157},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 2774, 3071, 1147},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3072, 3072, 1203},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3073, 4096, 1147},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 6143, 1158},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 6144, 7844, 1154},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 7845, 8192, 1148},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 8193, 12633, 1179},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 12634, 16384, 1170},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 16385, 27553, 1189},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 27554, 32768, 1180},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 32769, 57344, 1199},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 57345, 65536, 1190},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 65537, 73728, 1154},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 73729, 131072, 1200},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1154},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 5793, 8192, 496},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 8193, 9216, 538},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 9217, 15872, 497},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 15873, 16384, 508},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 16385, 24576, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 24577, 32768, 520},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 32769, 49152, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 49153, 65536, 531},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 65537, 1073741824, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 224, 539},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 225, 256, 550},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 257, 512, 546},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 513, 1023, 544},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1024, 1024, 554},  /* layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 1025, 1648, 541},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1649, 1721, 545},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1722, 2048, 553},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 2049, 3157, 542},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 3158, 4096, 551},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 552},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 587},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 590},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 59392, 607},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 59393, 65536, 600},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 610},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 620},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 549},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 255, 555},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 256, 256, 566},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 562},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1023, 560},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1024, 1024, 570},  /* layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 1025, 1511, 557},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1512, 1960, 561},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1961, 2048, 569},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 2049, 3297, 558},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 3298, 4096, 567},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 568},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 591},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 594},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 57344, 611},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 57345, 65536, 604},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 614},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 624},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 565},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 82, 571},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 83, 128, 572},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 256, 578},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 512, 576},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 1024, 573},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 1877, 583},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 1878, 2048, 574},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 584},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 595},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 16384, 605},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 16385, 32768, 615},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 32769, 65536, 625},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 131072, 626},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 581},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 172, 632},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 173, 256, 630},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 639},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 898, 652},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 899, 1024, 654},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 2047, 650},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2048, 653},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4096, 647},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 5311, 643},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5312, 8192, 648},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 11093, 644},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 11094, 13776, 747},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 13777, 16384, 649},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 27553, 748},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 27554, 32768, 757},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 32769, 40960, 788},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 40961, 59392, 769},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 59393, 65536, 767},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 65537, 73728, 788},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 73729, 118784, 770},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 118785, 131072, 768},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 147456, 793},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 147457, 262143, 780},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_BF16, 262144, 262144, 778},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 793},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 180, 671},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 181, 256, 669},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 678},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 1023, 691},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1024, 1024, 693},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1960, 689},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2048, 692},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 4095, 686},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4096, 4096, 690},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 5086, 682},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5087, 8192, 687},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 10752, 683},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 10753, 13776, 751},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 13777, 16384, 688},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 25600, 752},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 25601, 32768, 761},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 32769, 40960, 790},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 40961, 65536, 771},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 65537, 73728, 794},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 73729, 131071, 774},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 131072, 131072, 772},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 139264, 794},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 139265, 251029, 784},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_F16, 251030, 262144, 782},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 794},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 72, 710},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 73, 128, 708},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 717},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 730},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 715},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 789, 728},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 790, 1024, 711},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1877, 725},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1878, 2048, 712},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 2232, 741},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 2233, 4096, 726},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 722},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 798},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 8192, 727},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9216, 798},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9217, 16384, 765},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 16385, 20480, 792},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 20481, 32768, 775},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 32769, 38912, 792},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 38913, 65536, 776},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 69632, 795},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 69633, 131072, 786},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 795},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 196, 800},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 197, 256, 799},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 331, 809},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 332, 512, 807},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 805},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 801},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 806},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 802},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 803},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 814},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 30720, 856},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 30721, 32768, 865},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 875},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 876},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 886},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 810},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 172, 818},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 173, 256, 817},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 291, 827},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 292, 512, 825},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 823},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1721, 819},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1722, 2048, 824},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 820},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 4864, 821},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4865, 6888, 831},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 6889, 8192, 821},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 832},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 860},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 879},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 880},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 890},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 828},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 127, 835},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 128, 128, 836},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 158, 843},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 159, 256, 845},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 841},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 837},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 838},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 839},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 7424, 850},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 7425, 8192, 840},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 9741, 846},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 9742, 16384, 871},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 32768, 881},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 891},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 892},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 846},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 256, 935},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 943},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 957},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 941},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 955},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 938},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 3921, 951},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3922, 4096, 956},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 5376, 968},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5377, 8192, 952},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 14336, 969},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 14337, 16384, 953},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 21246, 970},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 21247, 28672, 1058},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_BF16, 28673, 29696, 1069},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_BF16, 29697, 32768, 1067},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_BF16, 32769, 40960, 1103},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 65536, 1081},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 65537, 98304, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 98305, 101069, 1093},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 101070, 131072, 1082},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 131073, 196608, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196609, 262144, 1094},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 262145, 1073741824, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 975},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 983},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 997},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 981},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 995},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 978},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 991},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 996},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 5311, 1008},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 992},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 13776, 1009},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 13777, 16384, 993},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 22187, 1010},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 22188, 24576, 1106},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 26385, 1063},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_F16, 26386, 28672, 1074},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_F16, 28673, 32768, 1072},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F16, 32769, 40960, 1106},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 65536, 1086},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 65537, 98304, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 98305, 114688, 1097},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 114689, 131072, 1087},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 131073, 196608, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 196609, 262144, 1098},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 262145, 1073741824, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 1015},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 1023},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 1037},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 512, 1021},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 513, 635, 1035},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 636, 1024, 1018},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1025, 1535, 1031},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1536, 1920, 1036},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1921, 2048, 1019},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 1032},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 6596, 1049},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 6597, 8192, 1033},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12287, 1050},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12288, 12288, 1109},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 13192, 1050},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 13193, 16384, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 1109},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 28672, 1089},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 28673, 30720, 1078},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 30721, 44375, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 44376, 65536, 1099},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 65537, 90112, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 90113, 131072, 1100},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131073, 1073741824, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 256, 1113},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 512, 1121},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1024, 1119},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 2048, 1115},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 1116},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 4352, 1127},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 4353, 8192, 1117},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 10172, 1128},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 10173, 13312, 1169},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 13313, 16384, 1167},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 16385, 24195, 1170},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 24196, 24576, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 24577, 27553, 1170},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 27554, 32768, 1168},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 32769, 40692, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 40693, 50534, 1189},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 50535, 65536, 1180},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_BF16, 65537, 125514, 1190},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 125515, 131072, 1199},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 131073, 155648, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 155649, 262144, 1200},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 256, 1131},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 1139},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 1024, 1137},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 2048, 1133},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 1134},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 4276, 1145},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 4277, 8192, 1135},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 8704, 1146},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 8705, 13776, 1173},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_F16, 13777, 16384, 1171},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 16385, 27553, 1174},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_F16, 27554, 29696, 1183},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 29697, 32768, 1172},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 32769, 37315, 1142},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 37316, 65536, 1184},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 65537, 122880, 1194},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 122881, 131072, 1203},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 131073, 139264, 1142},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 139265, 262144, 1204},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1142},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 127, 1149},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 128, 128, 1150},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 129, 256, 1157},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 257, 512, 1155},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 513, 1024, 1151},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 1152},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 2773, 1163},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 2774, 3071, 1153},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3072, 3072, 1209},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3073, 4096, 1153},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 6143, 1164},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 6144, 7844, 1160},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 7845, 8192, 1154},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 8193, 12633, 1185},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 12634, 16384, 1176},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 16385, 27553, 1195},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 27554, 32768, 1186},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 32769, 57344, 1205},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 57345, 65536, 1196},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 65537, 73728, 1160},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 73729, 131072, 1206},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1160},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 const int32_t kite_row_spans_len = 535;

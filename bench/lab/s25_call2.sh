@@ -13,5 +13,16 @@ if echo "$G" | grep -q H200 && grep -q " 0 failures, 0 errors" $OUT/summary.txt;
   [ "${S25_TUNE2_S:-100}" -gt 0 ] && KITE_TUNE_KEEP_S=40 KITE_OPS=softmax,cross_entropy KITE_VS_OPS=softmax,cross_entropy \
     KITE_TUNE_FROM=24576 KITE_CALL_S=${S25_TUNE2_S:-100} bash bench/device_run.sh retune > $OUT/retune2.log 2>&1
   grep -E "^tune|table|vs_torch rc|^(softmax|cross_entropy|layernorm) " $OUT/summary.txt
-else echo "no retune (not an H200, or a test failed)"; fi
+else
+  echo "no retune (not an H200, or a test failed)"
+  # H100: ncu of the 1024-thread register cluster rows at 256 K against reg t512 x16 (issue-bound there)
+  for v in layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x8 layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16; do
+    KITE_NCU_OP=layernorm KITE_NCU_N=262144 KITE_NCU_VARIANT=$v bash bench/device_run.sh ncurow > $OUT/ncu.$v.log 2>&1
+    echo "-- $v"; grep -vE "^(NVIDIA|build|prebuilt|[0-9a-f]{8} )" $OUT/ncu.$v.log | tail -22
+  done
+fi
+# what torch.compile runs for rmsnorm / layernorm at 1 K and 16 K (where it beats kite): config and loop shape
+left=$(( 560 - SECONDS )); [ $left -gt 90 ] && left=90
+[ $left -gt 20 ] && TORCH_LOGS=output_code timeout $left python3 bench/lab/s25_inductor.py > $OUT/inductor.txt 2> $OUT/inductor_code.log
+echo "inductor rc=$? ($SECONDS s)"; grep -E "N=[0-9]+:" $OUT/inductor.txt | cut -c1-400
 cd $OUT && tar czf logs.tgz *.log 2>/dev/null; rm -f *.log

@@ -58,6 +58,7 @@ end
 -- the accesses a streaming thread would.  Pipelined (pipe 2): 2 accesses (one
 -- on a one-warp row), the next block's in flight beside them.
 local function ladder_ok(p, opts)
+  if p.cluster > 1 then return true end   -- cluster_ok has the shape
   if p.pipe > 1 then return p.nv == (p.threads == 32 and 1 or 2) end
   if p.threads == 32 then return true end
   if p.threads == 1024 then return p.nv == 4 // opts.stream_operands end
@@ -184,10 +185,11 @@ M.OPS = {
   -- rows); merge_parts' two sum butterflies fit bf16 / f32 in 64) or streaming
   -- in two passes (each chunk's moments merged into the thread's, then the
   -- output from the row cache or L2); bulk rows of two stages (the next row
-  -- block's x in shared memory, not registers)
+  -- block's x in shared memory, not registers); register cluster rows of
+  -- 1024 threads too (bf16, f32; f16's spill as its 512-thread rows do)
   layernorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 2, dynamic_w = true,
                 bulk_first = {}, modes = { reg = true, loop = true, bulk = true }, pipe_max = 1,
-                staged_pipe = 2,
+                staged_pipe = 2, t1024_reg_clusters = { bf16 = true, f32 = true },
                 cluster_occupancy = function(p)
                   local two = p.cluster == 2 or (p.mode == "reg" and p.dtype ~= "f16")   -- f16 x4-x16: 4 bytes spill
                   return p.threads == 512 and two and 1024 or 512
@@ -242,15 +244,20 @@ end
 -- elements is read once.  Bulk cluster rows (16-bit data, two stages) have
 -- each CTA's slice of the next row block land in shared memory while the
 -- cluster reduces this one, where register rows can only ask L2 for it.
-local function cluster_ok(p)
+local function cluster_ok(p, opts)
   local shape = p.rows == 1 and p.access == "v16" and p.nv == 4 and p.cache == 0
   local bulk = p.mode == "bulk" and p.pipe == 2 and dtypes[p.dtype].size == 2
-  -- bulk rows of 1024 threads: 256 K in clusters of 8, which fill 128 SMs where
-  -- clusters of 16 (one CTA an SM) fill 112
-  if p.threads == 1024 then return shape and bulk and p.cluster <= 8 end
+  local reg = p.mode == "reg" and p.pipe == 1
+  -- rows of 1024 threads: 256 K in clusters of 8, which fill 128 SMs where
+  -- clusters of 16 (one CTA an SM) fill 112; bulk rows, and the register rows
+  -- of ops that ask (opts.t1024_reg_clusters: the dtypes whose rows fit)
+  if p.threads == 1024 then
+    local t1024 = opts.t1024_reg_clusters
+    return shape and p.cluster <= 8 and (bulk or (reg and t1024 ~= nil and t1024[p.dtype] == true))
+  end
   if p.threads ~= 256 and p.threads ~= 512 then return false end
   if p.mode == "bulk" then return shape and bulk end
-  return shape and p.mode == "reg" and p.pipe == 1
+  return shape and reg
 end
 
 -- What an op's options leave of the space.  Split rows: plain streaming of
@@ -296,7 +303,7 @@ end
 
 function M.valid(p, opts)
   if not op_allows(p, opts) then return false, "not in this op's space" end
-  if p.cluster > 1 and not cluster_ok(p) then return false, "clusters: resident rows of 4 accesses only" end
+  if p.cluster > 1 and not cluster_ok(p, opts) then return false, "clusters: resident rows of 4 accesses only" end
   if M.smem(p, opts) + M.acc_smem(p, opts) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   if M.static_smem(p, opts) > M.STATIC_SMEM_LIMIT then return false, "static shared memory" end
   local cta = p.threads * p.rows
@@ -349,8 +356,9 @@ function M.chunk(p) return p.cluster * p.threads * p.nv * M.vec(p) end
 --   4  resident rows of 1024 threads: slower than streaming where both fit
 --   5  element-wise streaming, for unaligned data
 --   6  the other staged rows: measured slower, never preferred by rank (nor
---      the bulk cluster rows and the backward ops' bulk rows, not yet
---      measured: make tune's rules pick any of them where they win)
+--      the bulk cluster rows, the register cluster rows of 1024 threads and
+--      the backward ops' bulk rows, not yet measured: make tune's rules pick
+--      any of them where they win)
 local function bulk_first(p, opts)
   local c = M.chunk(p)
   for _, b in ipairs(opts.bulk_first) do
@@ -360,6 +368,7 @@ local function bulk_first(p, opts)
 end
 
 local function reg_rank(p, opts)
+  if p.cluster > 1 and p.threads == 1024 then return 6 end   -- not yet measured: tune
   if p.cluster > 1 then return opts.cluster_first and 1 or 3 end
   -- an op summing into partial rows streams slowly (a read-modify-write of
   -- its partial row per row): its 1024-thread rows come before streaming
