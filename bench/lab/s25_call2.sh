@@ -22,7 +22,7 @@ else
   done
 fi
 # what torch.compile runs for rmsnorm / layernorm at 1 K and 16 K (where it beats kite): config and loop shape
-left=$(( 560 - SECONDS )); [ $left -gt 90 ] && left=90
+left=$(( ${S25_END:-560} - SECONDS )); [ $left -gt 90 ] && left=90
 [ $left -gt 20 ] && TORCH_LOGS=output_code timeout $left python3 bench/lab/s25_inductor.py > $OUT/inductor.txt 2> $OUT/inductor_code.log
 echo "inductor rc=$? ($SECONDS s)"; grep -E "N=[0-9]+:" $OUT/inductor.txt | cut -c1-400
 cd $OUT && tar czf logs.tgz *.log 2>/dev/null; rm -f *.log
