@@ -18,7 +18,7 @@ prebuilt_sums() {
 }
 
 # xz, not gzip: the variants' objects share most of their bytes, which only a
-# long window finds (11 MB gzipped, 1.9 MB in xz; the tree sent is capped at
+# long window finds (11 MB gzipped, 1.8 MB in xz; the tree sent is capped at
 # 64 MiB).  Python's lzma where the machine has no xz.
 prebuilt_xz_cat() {
   if command -v xz >/dev/null; then xz -dc "$1"

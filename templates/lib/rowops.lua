@@ -240,8 +240,8 @@ end
 -- Cluster rows: one resident row split over `cluster` CTAs (16: past the
 -- portable size, allowed per kernel), each holding its slice in registers,
 -- the reductions finished through distributed shared memory; 4 accesses a
--- thread, 256 or 512 threads a CTA, so that a row of up to 256 K 16-bit
--- elements is read once.  Bulk cluster rows (16-bit data, two stages) have
+-- thread, 256 or 512 threads a CTA (1024 in clusters of up to 8), so that a
+-- row of up to 256 K 16-bit elements is read once.  Bulk cluster rows (16-bit data, two stages) have
 -- each CTA's slice of the next row block land in shared memory while the
 -- cluster reduces this one, where register rows can only ask L2 for it.
 local function cluster_ok(p, opts)
@@ -356,9 +356,9 @@ function M.chunk(p) return p.cluster * p.threads * p.nv * M.vec(p) end
 --   4  resident rows of 1024 threads: slower than streaming where both fit
 --   5  element-wise streaming, for unaligned data
 --   6  the other staged rows: measured slower, never preferred by rank (nor
---      the bulk cluster rows, the register cluster rows of 1024 threads and
---      the backward ops' bulk rows, not yet measured: make tune's rules pick
---      any of them where they win)
+--      the bulk cluster rows, the register cluster rows of 1024 threads (an
+--      H100 only, session 25: 1% over t512 x16 at 256 K) and the backward ops'
+--      bulk rows: make tune's rules pick any of them where they win)
 local function bulk_first(p, opts)
   local c = M.chunk(p)
   for _, b in ipairs(opts.bulk_first) do
