@@ -1,8 +1,9 @@
 # Session 25, call 1, on branch wip/s25-t1024-reg: an A/B of layernorm in one call, on one GPU.
 #  A: the tree as sent: layernorm's register cluster rows of 1024 threads (bf16, f32; x2-x8; new, rank 6)
 #     tested by name; every bf16 layernorm variant timed at 1 K - 256 K.
-#  B: bench/lab/s25_onepass.tpl (wip/s25-onepass: each thread's statistics in one pass, x - k) as
-#     layernorm's template, `make gen`, rebuilt: every layernorm variant tested by name, then timed as in A.
+#  B: bench/lab/s25/onepass.patch (each thread's statistics in one pass, x - k) applied to layernorm's
+#     template, `make gen`, rebuilt: every layernorm variant tested by name, then timed as in A.
+#     (The call itself copied the patched template in from an untracked file; the patch is that file's diff.)
 # The two timings are printed side by side per variant (B / A, time).  No retune here.
 export KITE_COMMIT=${KITE_COMMIT:-s25}
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
@@ -12,8 +13,7 @@ KITE_BYNAME='layernorm_*_reg_t1024_*_x*' KITE_CALL_S=${S25_TEST_S:-120} \
 grep -E "build:|prebuilt" $OUT/bn_a.log; tail -2 $OUT/build.log; grep -A6 "tested by name" $OUT/bn_a.log
 timeout 120 build/kite-bench --variants --op layernorm --n $NS > $OUT/variants_a.txt 2>&1
 echo "A: kite-bench --variants rc=$?"
-[ -f bench/lab/s25_onepass.tpl ] || { echo "no B: bench/lab/s25_onepass.tpl missing"; exit 0; }
-cp bench/lab/s25_onepass.tpl templates/layernorm/layernorm.cu.tpl
+patch -p1 --forward < bench/lab/s25/onepass.patch || { echo "no B: bench/lab/s25/onepass.patch does not apply"; exit 0; }
 ( source .deps/env.sh && make gen 2>&1 | tail -1 )
 rm -f $OUT/summary.txt
 KITE_BYNAME='layernorm_*' KITE_CALL_S=${S25_TEST2_S:-280} bash bench/device_run.sh byname > $OUT/bn_b.log 2>&1

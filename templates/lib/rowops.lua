@@ -241,9 +241,10 @@ end
 -- portable size, allowed per kernel), each holding its slice in registers,
 -- the reductions finished through distributed shared memory; 4 accesses a
 -- thread, 256 or 512 threads a CTA (1024 in clusters of up to 8), so that a
--- row of up to 256 K 16-bit elements is read once.  Bulk cluster rows (16-bit data, two stages) have
--- each CTA's slice of the next row block land in shared memory while the
--- cluster reduces this one, where register rows can only ask L2 for it.
+-- row of up to 256 K 16-bit elements is read once.  Bulk cluster rows (16-bit
+-- data, two stages) have each CTA's slice of the next row block land in shared
+-- memory while the cluster reduces this one, where register rows can only ask
+-- L2 for it.
 local function cluster_ok(p, opts)
   local shape = p.rows == 1 and p.access == "v16" and p.nv == 4 and p.cache == 0
   local bulk = p.mode == "bulk" and p.pipe == 2 and dtypes[p.dtype].size == 2
@@ -252,8 +253,7 @@ local function cluster_ok(p, opts)
   -- clusters of 16 (one CTA an SM) fill 112; bulk rows, and the register rows
   -- of ops that ask (opts.t1024_reg_clusters: the dtypes whose rows fit)
   if p.threads == 1024 then
-    local t1024 = opts.t1024_reg_clusters
-    return shape and p.cluster <= 8 and (bulk or (reg and t1024 ~= nil and t1024[p.dtype] == true))
+    return shape and p.cluster <= 8 and (bulk or (reg and (opts.t1024_reg_clusters or {})[p.dtype] == true))
   end
   if p.threads ~= 256 and p.threads ~= 512 then return false end
   if p.mode == "bulk" then return shape and bulk end
@@ -368,7 +368,7 @@ local function bulk_first(p, opts)
 end
 
 local function reg_rank(p, opts)
-  if p.cluster > 1 and p.threads == 1024 then return 6 end   -- not yet measured: tune
+  if p.cluster > 1 and p.threads == 1024 then return 6 end   -- measured on an H100 only: tune
   if p.cluster > 1 then return opts.cluster_first and 1 or 3 end
   -- an op summing into partial rows streams slowly (a read-modify-write of
   -- its partial row per row): its 1024-thread rows come before streaming
