@@ -20,7 +20,14 @@ timeout 150 build/kite-bench --variants --op rmsnorm,layernorm,softmax,cross_ent
 echo "kite-bench --variants rc=$? ($SECONDS s)"
 # per op and N: the 4 fastest variants, the dispatched one (*) and the new ones
 awk '$4 ~ /^[0-9]+$/ && $5 != "=" { v = $5 == "*" ? $6 "*" : $5; print $1, $4, v, $(NF-3), $(NF-2), $(NF-1) }' $OUT/variants.txt |
-  sort -k1,1 -k2n -k4n | awk '{ k = $1 " " $2; if (n[k]++ < 4 || $3 ~ /[*]$/ || $3 ~ /_t32_r1_|_loop_t1024_/) print }'
+  sort -k1,1 -k2n -k4n | awk '{ k = $1 " " $2; if (n[k]++ < 4 || $3 ~ /[*]$/ || $3 ~ /_t32_r1_|_loop_t1024_/) print }' > $OUT/ab.txt
+# per op and N: the dispatched variant's time, the best old one's, the best new one's (and its name), new / best old
+awk '{ k = $1 " " $2; new = $3 ~ /_t32_r1_|_loop_t1024_/
+       if ($3 ~ /[*]$/) d[k] = $4
+       if (new && (!(k in bn) || $4 < bn[k])) { bn[k] = $4; nn[k] = $3 }
+       if (!new && (!(k in bo) || $4 < bo[k])) bo[k] = $4; ks[k] = 1 }
+     END { for (k in ks) if (k in bn) printf "%-22s disp %7.1f old %7.1f new %7.1f %.3f %s\n", k, d[k], bo[k], bn[k], bn[k] / bo[k], nn[k] }' \
+  $OUT/ab.txt | sort -k1,1 -k2n
 left=$(( 575 - SECONDS )); [ $left -gt 220 ] && left=220
 [ $left -gt 40 ] && timeout $left python3 bench/vs_torch.py --op rmsnorm,layernorm,softmax,cross_entropy,softmax_bwd --n 1024,16384,65536 > $OUT/vs_torch.txt 2>&1
 echo "vs_torch rc=$? ($SECONDS s)"; tail -18 $OUT/vs_torch.txt
