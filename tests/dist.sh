@@ -4,6 +4,7 @@
 #   compiled    every manifest variant was compiled by nvcc for sm_90a, no spills
 #   vendor      out/ + runtime/ alone build a library and a consumer links to it
 #   extend      a new template folder shows up in out/, manifest, table, and runs
+#   tables      every GPU's measured files (bench/tuned/<gpu>.tsv) make a table for it
 # Usage: tests/dist.sh CASE TMPDIR   (run from the repository root)
 set -eu
 case_=$1 tmp=$2
@@ -92,6 +93,34 @@ extend() {
   cp -r runtime "$tmp/app/kite/"
   "$gen" -q -t "$tmp/templates" -o "$tmp/app/kite/out" --only 'square_*'
   build_consumer square_f32_t256
+}
+
+# Every GPU's measured files (bench/tuned/<gpu>.tsv, .times.tsv) make a table: kite-gen writes out/ as
+# committed but for kite_table.c, and at every tuned row shape the span covering N names the variant
+# measured fastest there (make gen KITE_GPU=<gpu> is how a user of that GPU builds).
+tables() {
+  local tsv gpu n=0
+  for tsv in bench/tuned/*.tsv; do
+    case $tsv in *.times.tsv) continue ;; esac
+    gpu=$(basename "$tsv" .tsv)
+    "$gen" -q -t templates -o "$tmp/$gpu" --tuned "$tsv" --times "bench/tuned/$gpu.times.tsv"
+    diff -rq out "$tmp/$gpu" | grep -v "kite_table.c differ" && { echo "tables: $gpu changes more than the table"; exit 1; }
+    awk -F'\t' -v gpu="$gpu" '
+      FNR == NR { if (match($0, /^  \{"[a-z_]+", KITE_[A-Z0-9]+, [0-9]+, [0-9]+, [0-9]+\},  \/\* [a-z0-9_]+ \*\//)) {
+                    split($0, f, /[{}",\/* ]+/); s[++ns] = f[2] " " f[3] " " f[4] " " f[5] " " f[7] }
+                  next }
+      $1 == "op" || /^#/ || $6 != 0 { next }
+      { d = "KITE_" toupper($2); hit = ""
+        for (i = 1; i <= ns; i++) { split(s[i], g, " ")
+          if (g[1] == $1 && g[2] == d && $5 + 0 >= g[3] + 0 && $5 + 0 <= g[4] + 0) { hit = g[5]; break } }
+        c++
+        if (hit != $7) { printf "tables: %s %s %s N=%s: span %s, measured fastest %s\n", gpu, $1, $2, $5, hit, $7; bad++ } }
+      END { if (c == 0) { print "tables: " gpu ": no row shapes"; exit 1 }
+            printf "tables: %s: %d row shapes, %d spans, %d mismatches\n", gpu, c, ns, bad; exit bad > 0 }' \
+      "$tmp/$gpu/kite_table.c" "$tsv" || exit 1
+    n=$((n + 1))
+  done
+  [ "$n" -ge 1 ]
 }
 
 "$case_"

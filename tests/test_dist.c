@@ -1,5 +1,6 @@
 /* test_dist.c - kite outside its own tree: committed out/ is what kite-gen
-   writes, every variant compiled, vendoring and extending work.  Each case
+   writes, every variant compiled, vendoring and extending work, every GPU's
+   measured files make its table.  Each case
    runs one case of tests/dist.sh in a fresh temporary folder. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <check.h>
@@ -35,6 +36,9 @@ END_TEST
 START_TEST(new_template_is_generated_and_runs) { ck_assert_int_eq(dist_run("extend"), 0); }
 END_TEST
 
+START_TEST(every_gpu_table_is_generated) { ck_assert_int_eq(dist_run("tables"), 0); }
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("dist");
@@ -44,6 +48,7 @@ int main(void)
   tcase_add_test(tc, every_variant_compiled);
   tcase_add_test(tc, vendored_copy_builds_and_links);
   tcase_add_test(tc, new_template_is_generated_and_runs);
+  tcase_add_test(tc, every_gpu_table_is_generated);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
