@@ -1,7 +1,7 @@
 /* test_dist.c - kite outside its own tree: committed out/ is what kite-gen
-   writes, every variant compiled, vendoring and extending work, every GPU's
-   measured files make its table.  Each case
-   runs one case of tests/dist.sh in a fresh temporary folder. */
+   writes, every variant compiled, vendoring and extending work, and every
+   GPU's measured files make its table.  Each case runs one case of
+   tests/dist.sh in a fresh temporary folder. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <check.h>
 #include <stdio.h>
