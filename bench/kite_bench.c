@@ -49,6 +49,7 @@ static const int64_t DEFAULT_NS[] = { 1024, 4096, 16384, 65536, 262144 };
 
 struct opts {
   kite_dtype dtype;
+  int dtype_given;    /* --dtype was passed: --tune then tunes that dtype alone */
   const char *ops[N_ALL_OPS];
   int nops;
   int64_t ns[MAX_NS];
@@ -89,9 +90,10 @@ static void usage(FILE *f)
     "  --csv FILE             also write one CSV row per measurement\n"
     "  --explain OP DTYPE M N [K]  print kite_explain's choice (no GPU needed)\n"
     "  --list                 print the generated variant table (no GPU needed)\n"
-    "  --tune FILE            time every variant of every op (--op) and dtype at N = 64 ... 262144 (powers\n"
-    "                         of two, and 1.5 * 2^k from 1536 on; M*N = 2^26, M >= 1024) and write the\n"
-    "                         fastest two per shape to FILE (bench/tuned/<gpu>.tsv, read by make gen)\n"
+    "  --tune FILE            time every variant of every op (--op) and dtype (--dtype: that one alone)\n"
+    "                         at N = 64 ... 262144 (powers of two, and 1.5 * 2^k from 1536 on; M*N = 2^26,\n"
+    "                         M >= 1024) and write the fastest two per shape to FILE\n"
+    "                         (bench/tuned/<gpu>.tsv, read by make gen)\n"
     "  --from N               with --tune: only the grid's N >= N (a retune of the long rows)\n"
     "  --times FILE           with --tune: every variant's time at each shape to FILE (with a\n"
     "                         header; `kite-bench gemm --tune --times` appends the gemm ones)\n"
@@ -711,6 +713,7 @@ static int row_tune_work(struct tune_run *run, void *ctx)
   int failures = 0, per_dtype = o->nops * nns;
   for (int di = 0; di < N_TUNE_DTYPES; di++) {
     if ((di + 1) * per_dtype <= run->from) continue;
+    if (o->dtype_given && TUNE_DTYPES[di] != o->dtype) continue;   /* shape numbers stay those of every dtype */
     struct bench b;
     tune_bench(&b, o, TUNE_DTYPES[di], ns, nns);
     bench_tune_tail(b.dev.name, tail, sizeof tail);
@@ -836,6 +839,7 @@ int main(int argc, char **argv)
     } else if (strcmp(a, "--dtype") == 0) {
       const char *v = need_arg(argc, argv, &i);
       if (!parse_dtype(v, &o.dtype) || o.dtype == KITE_E4M3) die("--dtype: want bf16, f16 or f32, not '%s'", v);
+      o.dtype_given = 1;
     } else if (strcmp(a, "--op") == 0) {
       parse_ops(&o, need_arg(argc, argv, &i));
     } else if (strcmp(a, "--n") == 0) {
