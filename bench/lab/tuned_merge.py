@@ -59,6 +59,15 @@ def main():
         with open(out + ext, "w") as f:
             f.write(text)
     print("%s: %d measured groups: %s" % (out, len(groups), ", ".join("%s %s" % g for g in groups)))
+    # a tune cut off inside a group leaves it short of row lengths: say so (it is merged all the same)
+    fb_ns, ms_ns = {}, {}
+    for text, ns in [(texts[".tsv"][0][0], fb_ns)] + [(t, ms_ns) for t in texts[".tsv"][1]]:
+        for r in split(text)[2]:
+            ns.setdefault(group(r), set()).add(r.split("\t")[4])
+    for g in groups:
+        n = len(ms_ns.get(g, ()))
+        if g in fb_ns and n < len(fb_ns[g]):
+            print("warning: %s %s measured at %d row lengths, the fallback at %d" % (g + (n, len(fb_ns[g]))))
 
 
 if __name__ == "__main__":
