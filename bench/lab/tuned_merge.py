@@ -52,16 +52,17 @@ def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     out, fallback, measured = sys.argv[1], sys.argv[2], sys.argv[3:]
-    texts = {ext: ([open(fallback + ext).read()], [open(m + ext).read() for m in measured])
+    texts = {ext: (open(fallback + ext).read(), [open(m + ext).read() for m in measured])
              for ext in (".tsv", ".times.tsv")}   # all read before OUT (maybe an input) is written
     for ext, (fb, ms) in texts.items():
-        text, groups = merge(fb[0], ms)
+        text, groups = merge(fb, ms)
         with open(out + ext, "w") as f:
             f.write(text)
     print("%s: %d measured groups: %s" % (out, len(groups), ", ".join("%s %s" % g for g in groups)))
     # a tune cut off inside a group leaves it short of row lengths: say so (it is merged all the same)
     fb_ns, ms_ns = {}, {}
-    for text, ns in [(texts[".tsv"][0][0], fb_ns)] + [(t, ms_ns) for t in texts[".tsv"][1]]:
+    fb, ms = texts[".tsv"]
+    for text, ns in [(fb, fb_ns)] + [(t, ms_ns) for t in ms]:
         for r in split(text)[2]:
             ns.setdefault(group(r), set()).add(r.split("\t")[4])
     for g in groups:
