@@ -15,12 +15,18 @@ cuobjdump=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")/cuobj
 
 manifest_count() { tail -n +2 "$1" | wc -l; }
 
-# (with make gen's measured inputs: bench/tuned/$KITE_GPU.tsv and .times.tsv, KITE_GPU default h200)
-committed() {
-  local tuned=bench/tuned/${KITE_GPU:-h200} args=()
+# What make gen KITE_GPU=$1 writes, into $2: with that GPU's measured inputs,
+# bench/tuned/$1.tsv and .times.tsv, where they exist.
+gen_for() {
+  local tuned=bench/tuned/$1 args=()
   [ -f "$tuned.tsv" ] && args+=(--tuned "$tuned.tsv")
   [ -f "$tuned.times.tsv" ] && args+=(--times "$tuned.times.tsv")
-  "$gen" -q -t templates -o "$tmp/out" "${args[@]}"
+  "$gen" -q -t templates -o "$2" "${args[@]}"
+}
+
+# (KITE_GPU default h200, as make gen's)
+committed() {
+  gen_for "${KITE_GPU:-h200}" "$tmp/out"
   diff -r out "$tmp/out"
 }
 
@@ -103,7 +109,7 @@ tables() {
   for tsv in bench/tuned/*.tsv; do
     case $tsv in *.times.tsv) continue ;; esac
     gpu=$(basename "$tsv" .tsv)
-    "$gen" -q -t templates -o "$tmp/$gpu" --tuned "$tsv" --times "bench/tuned/$gpu.times.tsv"
+    gen_for "$gpu" "$tmp/$gpu"
     diff -rq out "$tmp/$gpu" | grep -v "kite_table.c differ" && { echo "tables: $gpu changes more than the table"; exit 1; }
     awk -F'\t' -v gpu="$gpu" '
       FNR == NR { if (match($0, /^  \{"[a-z_]+", KITE_[A-Z0-9]+, [0-9]+, [0-9]+, [0-9]+\},  \/\* [a-z0-9_]+ \*\//)) {
