@@ -8,12 +8,15 @@ include runtime/kite.mk
 CFLAGS := $(KITE_CFLAGS) -Werror
 LDLIBS := $(KITE_LDLIBS)
 KITE_ONLY ?=
-# The GPU whose measured rules make gen puts into the table: bench/tuned/$(KITE_GPU).tsv
-# (written by make tune on that GPU); without the file the heuristics pick.
+# Every GPU measured in bench/tuned/ (<gpu>.tsv, written by make tune on that GPU, and
+# <gpu>.times.tsv) gets a set of rules in the table; the runtime uses the set whose name the
+# device's name holds, else KITE_GPU's, the default, listed first.  Without the files the
+# heuristics pick.
 KITE_GPU ?= h200
 KITE_TUNED := bench/tuned/$(KITE_GPU).tsv
-# ...and every gemm variant's measured times there, which the gemm cost model is fitted to
 KITE_TIMES := bench/tuned/$(KITE_GPU).times.tsv
+KITE_GPUS := $(KITE_GPU) $(filter-out $(KITE_GPU),$(sort $(basename $(notdir \
+  $(filter-out %.times.tsv,$(wildcard bench/tuned/*.tsv))))))
 DEB_PACKAGES := liblua5.4-dev check pkg-config
 
 include gen/gen.mk
@@ -42,8 +45,9 @@ gen: deps-lua
 
 gen-out: $(KITE_GEN)
 	$(KITE_GEN) -t templates -o out $(if $(KITE_ONLY),--only '$(KITE_ONLY)') \
-	  $(if $(wildcard $(KITE_TUNED)),--tuned $(KITE_TUNED)) \
-	  $(if $(wildcard $(KITE_TIMES)),--times $(KITE_TIMES))
+	  $(foreach g,$(KITE_GPUS),--gpu $(g) \
+	    $(if $(wildcard bench/tuned/$(g).tsv),--tuned bench/tuned/$(g).tsv) \
+	    $(if $(wildcard bench/tuned/$(g).times.tsv),--times bench/tuned/$(g).times.tsv))
 
 # ---- the library: out/ + runtime/, built by runtime/kite.mk ---------------
 build: $(KITE_LIB_A) $(KITE_LIB_SO)

@@ -478,7 +478,7 @@ gemmtune() {
   { make gen KITE_GPU=h200 && make -j16 build/libkite.so build/kite-bench; } >/tmp/regen.log 2>&1
   echo "table regenerated: rc=$?, $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
   build/kite-gen -t templates --times bench/tuned/h200.times.tsv --check-model -o /tmp/cm 2>&1 | tail -1 | tee -a "$OUT/summary.txt"
-  grep -A18 "kite_gemm_models\[\] = {" out/kite_table.c | cut -c1-120
+  grep -A18 "kite_gemm_models_0\[\] = {" out/kite_table.c | cut -c1-120
   gemm_held_out
 }
 

@@ -19,12 +19,23 @@
 
 /* ---- the program (kg_run.c) ---------------------------------------- */
 
+#define KG_MAX_GPUS 16               /* measured sets in one table */
+
+/* One GPU's measured files: kite_table.c gets a set of rules, gemm models
+   and row spans from them, which the runtime uses on a device whose name
+   holds the set's name. */
+typedef struct kg_gpu {
+  const char *name;       /* "h200" (--gpu), or "" for a set no --gpu named */
+  const char *tuned;      /* bench/tuned/<gpu>.tsv to read rules from, or NULL */
+  const char *times;      /* bench/tuned/<gpu>.times.tsv to fit gemm models to, or NULL */
+} kg_gpu;
+
 typedef struct kg_opts {
   const char *tpl_dir;    /* templates root                 ("templates") */
   const char *out_dir;    /* output root                          ("out") */
   const char *only;       /* fnmatch glob on variant names, or NULL       */
-  const char *tuned;      /* bench/tuned/<gpu>.tsv to read rules from, or NULL */
-  const char *times;      /* bench/tuned/<gpu>.times.tsv to fit gemm models to, or NULL */
+  kg_gpu gpus[KG_MAX_GPUS];  /* the measured sets, the runtime's default first */
+  int ngpus;
   int list;               /* print name<TAB>op, write nothing             */
   int check_model;        /* print the gemm model's leave-one-out check, write nothing */
   int quiet;              /* no summary line                              */
@@ -76,20 +87,23 @@ int kg_dtype_size(const char *dtype);
 
 void kg_write_cu(lua_State *L, int v, int body);
 void kg_write_manifest(lua_State *L, int variants);
-void kg_write_table(lua_State *L, int variants, int rules, int models, int spans);
+/* Pushes kite_table.c: the variants, then one measured set per record of
+   the array at sets ({gpu=, rules=, models=, spans=}). */
+void kg_write_table(lua_State *L, int variants, int sets);
 void kg_write_files(lua_State *L, int files);
 
 /* ---- tuned rules (kg_tune.c) --------------------------------------- */
 
 extern const char kg_tune_header[];
-/* Pushes the rules of o.tuned (an empty array without one), each checked
-   against the variants array; raises "FILE:LINE: message" on a bad line. */
-void kg_tune_load(lua_State *L, int variants);
-/* Pushes the gemm cost models fitted to o.times (an empty array without
-   one): per variant with enough points, its kite_gemm_models row, in table
+/* Pushes the rules of the tuned file at path (an empty array for NULL),
+   each checked against the variants array; raises "FILE:LINE: message" on
+   a bad line. */
+void kg_tune_load(lua_State *L, int variants, const char *path);
+/* Pushes the gemm cost models fitted to the times file at path (an empty
+   array for NULL): per variant with enough points, its kite_gemm_models row, in table
    order; then the row ops' spans (kg_spans_push) from the same file; raises
    "FILE:LINE: message" on a bad line. */
-void kg_times_load(lua_State *L, int variants);
+void kg_times_load(lua_State *L, int variants, const char *path);
 
 /* ---- the row ops' measured spans (kg_span.c) ----------------------- */
 

@@ -7,14 +7,17 @@
 
 static const char kg_usage_text[] =
   "usage: kite-gen [-t TEMPLATES_DIR] [-o OUT_DIR] [--only GLOB] [--list] "
-  "[--tuned FILE] [--times FILE] [--check-model] [-q]\n"
+  "[[--gpu NAME] [--tuned FILE] [--times FILE]]... [--check-model] [-q]\n"
   "  -t DIR       templates root (default: templates)\n"
   "  -o DIR       output root (default: out)\n"
   "  --only GLOB  keep only variants whose name matches GLOB (fnmatch)\n"
   "  --list       print name<TAB>op for each variant, write nothing\n"
-  "  --tuned FILE measured rules (bench/tuned/<gpu>.tsv) for kite_table.c\n"
-  "  --times FILE measured gemm times (bench/tuned/<gpu>.times.tsv): the\n"
-  "               gemm cost model fitted per variant, for kite_table.c\n"
+  "  --gpu NAME   start the measured set of GPU NAME ([a-z0-9_]+): the\n"
+  "               runtime uses it on a device whose name holds NAME (case\n"
+  "               aside), and the first set on any other; up to 16 sets\n"
+  "  --tuned FILE the set's measured rules (bench/tuned/<gpu>.tsv)\n"
+  "  --times FILE the set's measured times (bench/tuned/<gpu>.times.tsv):\n"
+  "               gemm cost models fitted per variant, row spans\n"
   "  --check-model with --times: each gemm problem left out in turn, the\n"
   "               models fitted without it pick there; print how that pick\n"
   "               ran against the problem's best (a GPU-free check of the\n"
@@ -68,7 +71,7 @@ static void kg_addfile(lua_State *L, int files) {
 }
 
 /* Everything in memory first: one error and nothing is written. */
-static void kg_generate(lua_State *L, int v, int rules, int models, int spans) {
+static void kg_generate(lua_State *L, int v, int sets) {
   const char *out = kg_ctx_of(L)->o.out_dir;
   lua_Integer i, n = (lua_Integer)lua_rawlen(L, v);
   int files, rec;
@@ -90,10 +93,32 @@ static void kg_generate(lua_State *L, int v, int rules, int models, int spans) {
   kg_write_manifest(L, v);
   kg_addfile(L, files);
   lua_pushfstring(L, "%s/kite_table.c", out);
-  kg_write_table(L, v, rules, models, spans);
+  kg_write_table(L, v, sets);
   kg_addfile(L, files);
   kg_write_files(L, files);
   lua_pop(L, 1);
+}
+
+/* Pushes the measured sets: per --gpu (one unnamed set without any), its
+ * {gpu=, rules=, models=, spans=} from its files, checked against the
+ * variants array at v. */
+static void kg_sets_load(lua_State *L, int v) {
+  const kg_opts *o = &kg_ctx_of(L)->o;
+  static const kg_gpu none = { "", NULL, NULL };
+  int i, n = o->ngpus > 0 ? o->ngpus : 1;
+  lua_createtable(L, n, 0);
+  for (i = 0; i < n; i++) {
+    const kg_gpu *g = o->ngpus > 0 ? &o->gpus[i] : &none;
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, g->name);
+    lua_setfield(L, -2, "gpu");
+    kg_tune_load(L, v, g->tuned);
+    lua_setfield(L, -2, "rules");
+    kg_times_load(L, v, g->times);   /* models, spans */
+    lua_setfield(L, -3, "spans");
+    lua_setfield(L, -2, "models");
+    lua_rawseti(L, -2, i + 1);
+  }
 }
 
 static int kg_pmain(lua_State *L) {
@@ -112,11 +137,10 @@ static int kg_pmain(lua_State *L) {
   }
   kg_only(L, 2);
   c->nvariants = (int)lua_rawlen(L, 2);
-  kg_tune_load(L, 2);    /* 4: the tuned rules */
-  kg_times_load(L, 2);   /* 5: the gemm cost models, 6: the row spans */
+  kg_sets_load(L, 2);    /* 4: the measured sets */
   if (c->o.check_model) return 0;   /* kg_times_load printed it */
   if (c->o.list) kg_list(L, 2);
-  else kg_generate(L, 2, 4, 5, 6);
+  else kg_generate(L, 2, 4);
   return 0;
 }
 
@@ -162,18 +186,57 @@ static int kg_usage(const char *arg, const char *why) {
   return 2;
 }
 
+/* The set --tuned and --times fill: the last --gpu's, or an unnamed one. */
+static kg_gpu *kg_cur_gpu(kg_opts *o) {
+  if (o->ngpus == 0) o->gpus[o->ngpus++].name = "";
+  return &o->gpus[o->ngpus - 1];
+}
+
 static const char **kg_optarg(kg_opts *o, const char *a) {
   if (strcmp(a, "-t") == 0) return &o->tpl_dir;
   if (strcmp(a, "-o") == 0) return &o->out_dir;
   if (strcmp(a, "--only") == 0) return &o->only;
-  if (strcmp(a, "--tuned") == 0) return &o->tuned;
-  if (strcmp(a, "--times") == 0) return &o->times;
+  if (strcmp(a, "--tuned") == 0) return &kg_cur_gpu(o)->tuned;
+  if (strcmp(a, "--times") == 0) return &kg_cur_gpu(o)->times;
+  return NULL;
+}
+
+/* --gpu NAME: a new set; NULL when it is a good name, else why not. */
+static const char *kg_add_gpu(kg_opts *o, const char *name) {
+  int i;
+  if (!*name) return "needs a name";
+  for (i = 0; name[i]; i++)
+    if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+      return "a GPU name is lower-case letters, digits and '_'";
+  for (i = 0; i < o->ngpus; i++)
+    if (strcmp(o->gpus[i].name, name) == 0) return "a second set of one GPU";
+  if (o->ngpus == KG_MAX_GPUS) return "too many sets (16 at most)";
+  o->gpus[o->ngpus++].name = name;
+  return NULL;
+}
+
+/* Whether some set has a times file (--check-model reads them). */
+static int kg_any_times(const kg_opts *o) {
+  int i;
+  for (i = 0; i < o->ngpus; i++)
+    if (o->gpus[i].times) return 1;
+  return 0;
+}
+
+/* Takes option a's value v; NULL when it may, else why not. */
+static const char *kg_setopt(kg_opts *o, const char *a, const char *v) {
+  const char **val;
+  if (strcmp(a, "--gpu") == 0) return kg_add_gpu(o, v);
+  if ((val = kg_optarg(o, a)) == NULL) return "unknown argument";
+  if (*val != NULL && (strcmp(a, "--tuned") == 0 || strcmp(a, "--times") == 0))
+    return "given twice for one GPU (--gpu NAME starts another)";
+  *val = v;
   return NULL;
 }
 
 int kg_run(int argc, char **argv) {
   kg_opts o;
-  const char **val;
+  const char *why;
   int i;
   kg_opts_init(&o);
   for (i = 1; i < argc; i++) {
@@ -184,11 +247,11 @@ int kg_run(int argc, char **argv) {
     else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
       return fputs(kg_usage_text, stdout), 0;
     else if (strncmp(a, "--only=", 7) == 0) o.only = a + 7;
-    else if ((val = kg_optarg(&o, a)) == NULL)
+    else if (strcmp(a, "--gpu") != 0 && kg_optarg(&o, a) == NULL)
       return kg_usage(a, "unknown argument");
     else if (i + 1 == argc) return kg_usage(a, "needs a value");
-    else *val = argv[++i];
+    else if ((why = kg_setopt(&o, a, argv[++i])) != NULL) return kg_usage(a, why);
   }
-  if (o.check_model && o.times == NULL) return kg_usage("--check-model", "needs --times FILE");
+  if (o.check_model && !kg_any_times(&o)) return kg_usage("--check-model", "needs --times FILE");
   return kg_exec(&o);
 }

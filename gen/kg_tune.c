@@ -258,8 +258,7 @@ static void kg_byname(lua_State *L, int variants) {
   }
 }
 
-void kg_tune_load(lua_State *L, int variants) {
-  const char *path = kg_ctx_of(L)->o.tuned;
+void kg_tune_load(lua_State *L, int variants, const char *path) {
   kg_line ln;
   int byname, seen, rules;
   variants = lua_absindex(L, variants);
@@ -432,8 +431,7 @@ static void kg_model_check(lua_State *L, const kg_times *tm, const kg_points *pt
   lua_pop(L, 1);
 }
 
-void kg_times_load(lua_State *L, int variants) {
-  const char *path = kg_ctx_of(L)->o.times;
+void kg_times_load(lua_State *L, int variants, const char *path) {
   kg_times tm;
   kg_points pt;
   kg_sample *scratch;

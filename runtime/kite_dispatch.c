@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kite_internal.h"
@@ -52,24 +54,29 @@ int kite__misaligned(const void *p, int bytes)
 }
 
 /* The table's variants of each op lie in one run (kite-gen writes them op by
-   op), and so do its rules (kite-gen sorts them by op): each run is found
-   once, so a pick scans its op's rows, not the whole table.  Up to
-   KITE_MAX_OPS runs are indexed; past that, or for an op whose rows are not
-   contiguous, the lookup falls back to the whole table. */
+   op), and so do each set's rules (kite-gen sorts them by op) and spans: each
+   run is found once, so a pick scans its op's rows, not the whole array.  Up
+   to KITE_MAX_OPS runs of the first KITE_MAX_TABLES sets are indexed; past
+   that, or for an op whose rows are not contiguous, the lookup falls back to
+   the whole array. */
 #define KITE_MAX_OPS 64
+#define KITE_MAX_TABLES 16
 struct kite_runs {
   struct { const char *op; int32_t lo, hi; } run[KITE_MAX_OPS];
   int n;   /* -1: the index is unusable, scan everything */
 };
-static struct kite_runs kite_variant_runs = { .n = -1 }, kite_rule_runs = { .n = -1 }, kite_span_runs = { .n = -1 };
-static pthread_once_t kite_variant_once = PTHREAD_ONCE_INIT, kite_rule_once = PTHREAD_ONCE_INIT,
-                      kite_span_once = PTHREAD_ONCE_INIT;
+static struct kite_runs kite_variant_runs, kite_rule_runs[KITE_MAX_TABLES], kite_span_runs[KITE_MAX_TABLES];
+static const struct kite_runs kite_no_runs = { .n = -1 };
+static pthread_once_t kite_index_once = PTHREAD_ONCE_INIT;
 
-static void kite_index_runs(struct kite_runs *r, const char *(*op_at)(int32_t), int32_t len)
+typedef const char *(*kite_op_at_fn)(const void *rows, int32_t i);
+
+static void kite_index_runs(struct kite_runs *r, kite_op_at_fn op_at, const void *rows, int32_t len)
 {
   int n = 0;
+  r->n = -1;
   for (int32_t i = 0; i < len; i++) {
-    const char *op = op_at(i);
+    const char *op = op_at(rows, i);
     if (n > 0 && strcmp(r->run[n - 1].op, op) == 0) { r->run[n - 1].hi = i + 1; continue; }
     for (int k = 0; k < n; k++)
       if (strcmp(r->run[k].op, op) == 0) return;   /* not contiguous */
@@ -82,12 +89,19 @@ static void kite_index_runs(struct kite_runs *r, const char *(*op_at)(int32_t), 
   r->n = n;
 }
 
-static const char *kite_variant_op(int32_t i) { return kite_variants[i].op; }
-static const char *kite_rule_op(int32_t i) { return kite_rules[i].op; }
-static void kite_index_variants(void) { kite_index_runs(&kite_variant_runs, kite_variant_op, kite_variants_len); }
-static const char *kite_span_op(int32_t i) { return kite_row_spans[i].op; }
-static void kite_index_rules(void) { kite_index_runs(&kite_rule_runs, kite_rule_op, kite_rules_len); }
-static void kite_index_spans(void) { kite_index_runs(&kite_span_runs, kite_span_op, kite_row_spans_len); }
+static const char *kite_variant_op(const void *rows, int32_t i) { return ((const struct kite_variant *)rows)[i].op; }
+static const char *kite_rule_op(const void *rows, int32_t i) { return ((const struct kite_rule *)rows)[i].op; }
+static const char *kite_span_op(const void *rows, int32_t i) { return ((const struct kite_row_span *)rows)[i].op; }
+
+static void kite_index_all(void)
+{
+  kite_index_runs(&kite_variant_runs, kite_variant_op, kite_variants, kite_variants_len);
+  for (int32_t t = 0; t < kite_gpu_tables_len && t < KITE_MAX_TABLES; t++) {
+    const struct kite_gpu_table *g = &kite_gpu_tables[t];
+    kite_index_runs(&kite_rule_runs[t], kite_rule_op, g->rules, g->rules_len);
+    kite_index_runs(&kite_span_runs[t], kite_span_op, g->spans, g->spans_len);
+  }
+}
 
 static void kite_run_of(const struct kite_runs *r, int32_t len, const char *op, int32_t *lo, int32_t *hi)
 {
@@ -102,22 +116,142 @@ static void kite_run_of(const struct kite_runs *r, int32_t len, const char *op, 
   if (r->n >= 0) *hi = 0;   /* indexed, and no row of op */
 }
 
+/* The index of set t's rules (spans: 0) or spans (1). */
+static const struct kite_runs *kite_set_runs(const struct kite_gpu_table *t, int spans)
+{
+  const ptrdiff_t i = t - kite_gpu_tables;
+  pthread_once(&kite_index_once, kite_index_all);
+  if (i < 0 || i >= KITE_MAX_TABLES || i >= kite_gpu_tables_len) return &kite_no_runs;
+  return spans ? &kite_span_runs[i] : &kite_rule_runs[i];
+}
+
 void kite__op_range(const char *op, int32_t *lo, int32_t *hi)
 {
-  pthread_once(&kite_variant_once, kite_index_variants);
+  pthread_once(&kite_index_once, kite_index_all);
   kite_run_of(&kite_variant_runs, kite_variants_len, op, lo, hi);
 }
 
-void kite__rule_range(const char *op, int32_t *lo, int32_t *hi)
+void kite__rule_range(const struct kite_gpu_table *t, const char *op, int32_t *lo, int32_t *hi)
 {
-  pthread_once(&kite_rule_once, kite_index_rules);
-  kite_run_of(&kite_rule_runs, kite_rules_len, op, lo, hi);
+  kite_run_of(kite_set_runs(t, 0), t->rules_len, op, lo, hi);
 }
 
-void kite__span_range(const char *op, int32_t *lo, int32_t *hi)
+void kite__span_range(const struct kite_gpu_table *t, const char *op, int32_t *lo, int32_t *hi)
 {
-  pthread_once(&kite_span_once, kite_index_spans);
-  kite_run_of(&kite_span_runs, kite_row_spans_len, op, lo, hi);
+  kite_run_of(kite_set_runs(t, 1), t->spans_len, op, lo, hi);
+}
+
+/* ---- the measured set of the current GPU ---------------------------------------- */
+
+/* Per device, its set's index + 1 (0: not looked up yet); racing writers store the same value. */
+static _Atomic int kite_table_dev[KITE_MAX_DEVICES];
+static _Atomic int kite_table_forced = -1;
+static pthread_once_t kite_env_once = PTHREAD_ONCE_INIT;
+static int kite_env_set = -1;        /* KITE_GPU's set: -1 none asked, -2 it names none */
+static char kite_env_name[32];       /* what KITE_GPU said, for kite_explain */
+
+/* Whether the n bytes at a and b match, case aside (ASCII). */
+static int kite_same_case_aside(const char *a, const char *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (tolower((unsigned char)a[i]) != tolower((unsigned char)b[i])) return 0;
+  return 1;
+}
+
+/* Whether hay holds needle, case aside. */
+static int kite_holds(const char *hay, const char *needle)
+{
+  const size_t n = strlen(needle), m = strlen(hay);
+  for (size_t i = 0; i + n <= m; i++)
+    if (kite_same_case_aside(hay + i, needle, n)) return 1;
+  return 0;
+}
+
+int32_t kite__table_for_device(const char *name)
+{
+  for (int32_t i = 0; i < kite_gpu_tables_len; i++)
+    if (kite_gpu_tables[i].gpu[0] && kite_holds(name, kite_gpu_tables[i].gpu)) return i;
+  return 0;
+}
+
+int32_t kite__table_named(const char *name)
+{
+  const size_t n = strlen(name);
+  for (int32_t i = 0; i < kite_gpu_tables_len; i++)
+    if (kite_gpu_tables[i].gpu[0] && strlen(kite_gpu_tables[i].gpu) == n &&
+        kite_same_case_aside(kite_gpu_tables[i].gpu, name, n))
+      return i;
+  return -1;
+}
+
+static void kite_env_read(void)
+{
+  const char *e = getenv(KITE_GPU_ENV);
+  if (!e || !*e) return;
+  snprintf(kite_env_name, sizeof kite_env_name, "%s", e);
+  kite_env_set = kite__table_named(e);
+  if (kite_env_set < 0) kite_env_set = -2;
+}
+
+void kite__table_force(int32_t i)
+{
+  atomic_store(&kite_table_forced, i >= 0 && i < kite_gpu_tables_len ? i : -1);
+}
+
+const struct kite_gpu_table *kite__table(enum kite_table_how *how)
+{
+  int i = atomic_load(&kite_table_forced), dev;
+  enum kite_table_how h = KITE_TABLE_FORCED;
+  if (i < 0) {
+    pthread_once(&kite_env_once, kite_env_read);
+    i = kite_env_set;
+    h = i == -2 ? KITE_TABLE_ENV_UNKNOWN : KITE_TABLE_ENV;
+  }
+  if (i < 0 && cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < KITE_MAX_DEVICES) {
+    h = KITE_TABLE_DEVICE;
+    if ((i = atomic_load(&kite_table_dev[dev]) - 1) < 0) {
+      struct cudaDeviceProp p;
+      if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
+        i = kite__table_for_device(p.name);
+        atomic_store(&kite_table_dev[dev], i + 1);
+      }
+    }
+  }
+  if (i < 0) {
+    if (h != KITE_TABLE_ENV_UNKNOWN) h = KITE_TABLE_NO_DEVICE;
+    i = 0;
+  }
+  if (how) *how = h;
+  return &kite_gpu_tables[i];
+}
+
+void kite__table_note(const struct kite_gpu_table *t, enum kite_table_how how, char *buf, size_t len)
+{
+  const char *name = t->gpu[0] ? t->gpu : "(unnamed)";
+  char dev[256] = "";
+  int d;
+  struct cudaDeviceProp p;
+  if (how == KITE_TABLE_DEVICE && cudaGetDevice(&d) == cudaSuccess && cudaGetDeviceProperties(&p, d) == cudaSuccess)
+    snprintf(dev, sizeof dev, "%s", p.name);
+  switch (how) {
+  case KITE_TABLE_FORCED: snprintf(buf, len, "table %s (set by the program)", name); break;
+  case KITE_TABLE_ENV: snprintf(buf, len, "table %s (" KITE_GPU_ENV "=%s)", name, kite_env_name); break;
+  case KITE_TABLE_ENV_UNKNOWN:
+    snprintf(buf, len, "table %s, the default (" KITE_GPU_ENV "=%s names no table)", name, kite_env_name);
+    break;
+  case KITE_TABLE_NO_DEVICE: snprintf(buf, len, "table %s, the default (no device)", name); break;
+  default:
+    if (t->gpu[0] && kite_holds(dev, t->gpu)) snprintf(buf, len, "table %s (device %s)", name, dev);
+    else snprintf(buf, len, "table %s, the default (no table for device %s)", name, dev);
+  }
+}
+
+void kite__explain_table(const struct kite_gpu_table *t, enum kite_table_how how, char *buf, size_t len)
+{
+  char note[320];
+  const size_t used = strlen(buf);
+  kite__table_note(t, how, note, sizeof note);
+  if (used + 1 < len) snprintf(buf + used, len - used, " [%s]", note);
 }
 
 /* Better of two fitting variants: lower rank, then the tighter N range. */
@@ -187,16 +321,17 @@ const struct kite_variant *kite__pick(const char *op, kite_dtype dtype, int64_t 
                                       struct kite_row_why *why)
 {
   const struct kite_row_fit fit = { dtype, n, align };
-  struct kite_row_why w = { NULL, NULL };
+  struct kite_row_why w = { NULL, NULL, NULL, KITE_TABLE_DEVICE };
+  const struct kite_gpu_table *t = w.table = kite__table(&w.how);
   int32_t lo, hi;
-  kite__span_range(op, &lo, &hi);
-  w.span = kite__span_find(kite_row_spans + lo, hi - lo, op, dtype, n);
+  kite__span_range(t, op, &lo, &hi);
+  w.span = kite__span_find(t->spans + lo, hi - lo, op, dtype, n);
   if (w.span && (w.span->variant < 0 || w.span->variant >= kite_variants_len ||
                  !kite__row_fits(&kite_variants[w.span->variant], &fit)))
     w.span = NULL;   /* misaligned data: the rules decide among the variants that take it */
   if (!w.span) {
-    kite__rule_range(op, &lo, &hi);
-    w.rule = kite__rule_pick(kite_rules + lo, hi - lo, kite_variants, kite_variants_len, op, dtype, dtype, 0, n, 0,
+    kite__rule_range(t, op, &lo, &hi);
+    w.rule = kite__rule_pick(t->rules + lo, hi - lo, kite_variants, kite_variants_len, op, dtype, dtype, 0, n, 0,
                              kite__row_fits, &fit);
   }
   if (why) *why = w;
@@ -323,5 +458,6 @@ kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N,
              "%s %s M=%lld N=%lld: %s (heuristic: lowest rank, then smallest n_max covering N=%lld; "
              "assumes 16-byte-aligned pointers and strides, else the element-wise variant)",
              op, kite__dtype_name(dtype), (long long)M, (long long)N, v->name, (long long)N);
+  kite__explain_table(why.table, why.how, buf, len);
   return KITE_OK;
 }

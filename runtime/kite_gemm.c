@@ -218,16 +218,23 @@ static int kite_gemm_within(int64_t x, float lx)
   return fabsf(kite__log2(x) - lx) <= KITE_GEMM_RULE_REACH;
 }
 
-const struct kite_rule *kite__gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
-                                        int32_t align)
+/* kite__gemm_rule over set t. */
+static const struct kite_rule *kite_gemm_rule_in(const struct kite_gpu_table *t, kite_dtype ab, kite_dtype c,
+                                                 int64_t M, int64_t N, int64_t K, int32_t align)
 {
   const struct kite_gemm_fit fit = { ab, c, align };
   int32_t lo, hi;
-  kite__rule_range("gemm", &lo, &hi);
-  const struct kite_rule *r = kite__rule_pick(kite_rules + lo, hi - lo, kite_variants, kite_variants_len, "gemm",
+  kite__rule_range(t, "gemm", &lo, &hi);
+  const struct kite_rule *r = kite__rule_pick(t->rules + lo, hi - lo, kite_variants, kite_variants_len, "gemm",
                                               ab, c, M, N, K, kite__gemm_fits, &fit);
   if (r && kite_gemm_within(M, r->lm) && kite_gemm_within(N, r->ln) && kite_gemm_within(K, r->lk)) return r;
   return NULL;
+}
+
+const struct kite_rule *kite__gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
+                                        int32_t align)
+{
+  return kite_gemm_rule_in(kite__table(NULL), ab, c, M, N, K, align);
 }
 
 /* How kite_gemm_choose decided. */
@@ -235,6 +242,8 @@ struct kite_gemm_why {
   const struct kite_rule *rule;           /* a tuned rule reached the problem */
   const struct kite_gemm_model *model;    /* else the measured model's fastest fit */
   double model_us;                        /* what it predicted */
+  const struct kite_gpu_table *table;     /* the measured set that held them */
+  enum kite_table_how how;                /* how kite__table chose it */
 };
 
 /* The variant for a problem, kite__pick's counterpart: the tuned rule that
@@ -244,11 +253,12 @@ struct kite_gemm_why {
 static const struct kite_variant *kite_gemm_choose(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
                                                    int32_t align, int sms, struct kite_gemm_why *why)
 {
-  why->rule = kite__gemm_rule(ab, c, M, N, K, align);
+  const struct kite_gpu_table *t = why->table = kite__table(&why->how);
+  why->rule = kite_gemm_rule_in(t, ab, c, M, N, K, align);
   why->model = NULL;
   if (why->rule) return &kite_variants[why->rule->variant];
-  why->model = kite__gemm_model_pick(kite_gemm_models, kite_gemm_models_len, kite_variants, kite_variants_len, ab,
-                                     c, M, N, K, align, sms, &why->model_us);
+  why->model = kite__gemm_model_pick(t->models, t->models_len, kite_variants, kite_variants_len, ab, c, M, N, K,
+                                     align, sms, &why->model_us);
   if (why->model) return &kite_variants[why->model->variant];
   int32_t lo, hi;
   kite__op_range("gemm", &lo, &hi);
@@ -257,9 +267,10 @@ static const struct kite_variant *kite_gemm_choose(kite_dtype ab, kite_dtype c, 
 
 /* The last choice of this thread: a model step costs 0.5-0.9 us, as much as
    the rest of the call, and a program calls the same shapes over and over.
-   The table is constant, so the same problem always gets the same variant;
-   per thread, so no lock. */
+   The table is constant, so the same problem in the same measured set always
+   gets the same variant; per thread, so no lock. */
 struct kite_gemm_memo {
+  const struct kite_gpu_table *table;
   kite_dtype ab, c;
   int64_t M, N, K;
   int32_t align;
@@ -273,12 +284,13 @@ const struct kite_variant *kite__gemm_choice(kite_dtype ab, kite_dtype c, int64_
                                              int32_t align, int sms)
 {
   struct kite_gemm_memo *m = &kite_gemm_last;
-  if (m->v && m->ab == ab && m->c == c && m->M == M && m->N == N && m->K == K && m->align == align &&
+  const struct kite_gpu_table *t = kite__table(NULL);
+  if (m->v && m->table == t && m->ab == ab && m->c == c && m->M == M && m->N == N && m->K == K && m->align == align &&
       m->sms == sms)
     return m->v;
   struct kite_gemm_why why;
   const struct kite_variant *v = kite_gemm_choose(ab, c, M, N, K, align, sms, &why);
-  *m = (struct kite_gemm_memo){ ab, c, M, N, K, align, sms, v };
+  *m = (struct kite_gemm_memo){ t, ab, c, M, N, K, align, sms, v };
   return v;
 }
 
@@ -351,12 +363,14 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
              why.model_us, (double)m->launch_us, (long long)waves, waves == 1 ? "" : "s", (double)m->k_extra,
              (double)m->us_per_k, ragged, (int)v->tile_m, (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s",
              sms, have_sms ? "" : " (assumed: no device)", (int)m->points);
+    kite__explain_table(why.table, why.how, buf, len);
     return KITE_OK;
   }
   if (r) {
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (tuned rule: nearest tuned shape %lldx%lldx%lld in "
              "log2 space, where it ran %.1f us, the fastest measured; " KITE_GEMM_ASSUMES ")", d, (long long)M,
              (long long)N, (long long)K, v->name, (long long)r->m, (long long)r->n, (long long)r->k, (double)r->time_us);
+    kite__explain_table(why.table, why.how, buf, len);
     return KITE_OK;
   }
   snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area * (K + cost_k) / "
@@ -364,5 +378,6 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
            KITE_GEMM_ASSUMES ")", d, (long long)M, (long long)N, (long long)K, v->name, (int)v->tile_m,
            (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms,
            have_sms ? "" : " (assumed: no device)", (int)v->eff, (int)v->cost_k);
+  kite__explain_table(why.table, why.how, buf, len);
   return KITE_OK;
 }

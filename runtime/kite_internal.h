@@ -24,11 +24,44 @@ int32_t kite__align_upto(int32_t cap, const void *const *ptrs, int nptrs, const 
 /* kite__align_upto at most 16: all the row ops' variants ask. */
 int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides);
 
+/* The environment variable that names the measured set to use on any device
+   ("h100"), over the device's own. */
+#define KITE_GPU_ENV "KITE_GPU"
+
+/* How kite__table chose the current set. */
+enum kite_table_how {
+  KITE_TABLE_DEVICE,       /* the set the device's name holds, else the default */
+  KITE_TABLE_ENV,          /* KITE_GPU named it */
+  KITE_TABLE_ENV_UNKNOWN,  /* KITE_GPU named no set: the default */
+  KITE_TABLE_NO_DEVICE,    /* no current device: the default */
+  KITE_TABLE_FORCED        /* kite__table_force */
+};
+
+/* The measured set of the current device (kite_gpu_tables): the one
+   kite__table_force set, else the one KITE_GPU names, else the first set
+   whose gpu the device's name holds (case aside; found once per device),
+   else the first set.  *how (when how is not NULL) says which. */
+const struct kite_gpu_table *kite__table(enum kite_table_how *how);
+/* The index of the set named name (case aside); -1 if none is. */
+int32_t kite__table_named(const char *name);
+/* The index of the set for a device named name (its first match, else 0). */
+int32_t kite__table_for_device(const char *name);
+/* Makes kite__table return set i in every thread from now on (tests); a
+   negative i (or one out of range) goes back to choosing. */
+void kite__table_force(int32_t i);
+/* kite_explain's words on set t chosen as how said, into buf. */
+void kite__table_note(const struct kite_gpu_table *t, enum kite_table_how how, char *buf, size_t len);
+/* Appends " [that note]" to the text in buf (of len bytes), as room allows. */
+void kite__explain_table(const struct kite_gpu_table *t, enum kite_table_how how, char *buf, size_t len);
+
 /* Why kite__pick chose its variant: the measured span, else the tuned rule,
-   else neither (the heuristic). */
+   else neither (the heuristic), in the measured set table (chosen as how
+   says). */
 struct kite_row_why {
   const struct kite_row_span *span;
   const struct kite_rule *rule;
+  const struct kite_gpu_table *table;
+  enum kite_table_how how;
 };
 /* The variant for op and dtype for a row of n elements whose pointers and
    strides are `align`-byte aligned: the measured span holding n if its
@@ -43,10 +76,10 @@ const struct kite_row_span *kite__span_find(const struct kite_row_span *spans, i
 /* [*lo, *hi): the rows of kite_variants holding op's variants (empty if it
    has none); the whole table if the index could not be built. */
 void kite__op_range(const char *op, int32_t *lo, int32_t *hi);
-/* The same for kite_rules: [*lo, *hi) holds op's tuned rules. */
-void kite__rule_range(const char *op, int32_t *lo, int32_t *hi);
-/* The same for kite_row_spans. */
-void kite__span_range(const char *op, int32_t *lo, int32_t *hi);
+/* The same for set t's rules: [*lo, *hi) of t->rules holds op's tuned rules. */
+void kite__rule_range(const struct kite_gpu_table *t, const char *op, int32_t *lo, int32_t *hi);
+/* The same for set t's spans. */
+void kite__span_range(const struct kite_gpu_table *t, const char *op, int32_t *lo, int32_t *hi);
 /* The heuristic alone over tab[0..ntab). */
 const struct kite_variant *kite__row_heuristic(const struct kite_variant *tab, int32_t ntab, const char *op,
                                                kite_dtype dtype, int64_t n, int32_t align);
@@ -103,8 +136,9 @@ const struct kite_gemm_model *kite__gemm_model_pick(const struct kite_gemm_model
                                                     const struct kite_variant *tab, int32_t ntab, kite_dtype ab,
                                                     kite_dtype c, int64_t M, int64_t N, int64_t K, int32_t align,
                                                     int sms, double *us);
-/* The tuned gemm rule that decides for a problem: the nearest (kite__rule_pick)
-   when it lies within reach of the problem in every dimension; NULL if none. */
+/* The tuned gemm rule of the current set (kite__table) that decides for a
+   problem: the nearest (kite__rule_pick) when it lies within reach of the
+   problem in every dimension; NULL if none. */
 const struct kite_rule *kite__gemm_rule(kite_dtype ab, kite_dtype c, int64_t M, int64_t N, int64_t K,
                                         int32_t align);
 

@@ -67,14 +67,23 @@ struct kite_row_span {
   int32_t variant;       /* index into kite_variants                        */
 };
 
+/* One GPU's measured dispatch (bench/tuned/<gpu>.tsv and .times.tsv): the
+ * runtime uses the first set whose gpu the device's name holds, case aside
+ * ("h100" in "NVIDIA H100 80GB HBM3"), else the first set, the default. */
+struct kite_gpu_table {
+  const char *gpu;       /* [a-z0-9_]+, or "" for a set made without a name */
+  const struct kite_rule *rules;
+  int32_t rules_len;
+  const struct kite_gemm_model *models;
+  int32_t models_len;
+  const struct kite_row_span *spans;
+  int32_t spans_len;
+};
+
 extern const struct kite_variant kite_variants[];
 extern const int32_t kite_variants_len;
-extern const struct kite_rule kite_rules[];
-extern const int32_t kite_rules_len;
-extern const struct kite_gemm_model kite_gemm_models[];
-extern const int32_t kite_gemm_models_len;
-extern const struct kite_row_span kite_row_spans[];
-extern const int32_t kite_row_spans_len;
+extern const struct kite_gpu_table kite_gpu_tables[];   /* at least one set */
+extern const int32_t kite_gpu_tables_len;
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
 #   compiled    every manifest variant was compiled by nvcc for sm_90a, no spills
 #   vendor      out/ + runtime/ alone build a library and a consumer links to it
 #   extend      a new template folder shows up in out/, manifest, table, and runs
-#   tables      every GPU's measured files (bench/tuned/<gpu>.tsv) make a table for it
+#   tables      every GPU's measured files (bench/tuned/<gpu>.tsv) make its set of the table
 # Usage: tests/dist.sh CASE TMPDIR   (run from the repository root)
 set -eu
 case_=$1 tmp=$2
@@ -15,18 +15,32 @@ cuobjdump=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")/cuobj
 
 manifest_count() { tail -n +2 "$1" | wc -l; }
 
-# What make gen KITE_GPU=$1 writes, into $2: with that GPU's measured inputs,
-# bench/tuned/$1.tsv and .times.tsv, where they exist.
-gen_for() {
-  local tuned=bench/tuned/$1 args=()
-  [ -f "$tuned.tsv" ] && args+=(--tuned "$tuned.tsv")
-  [ -f "$tuned.times.tsv" ] && args+=(--times "$tuned.times.tsv")
-  "$gen" -q -t templates -o "$2" "${args[@]}"
+# The GPUs measured in bench/tuned/ in make gen's order: KITE_GPU (default h200) first, the
+# others by name.
+gpus() {
+  local first=${KITE_GPU:-h200} tsv g
+  echo "$first"
+  for tsv in bench/tuned/*.tsv; do
+    case $tsv in *.times.tsv) continue ;; esac
+    g=$(basename "$tsv" .tsv)
+    [ "$g" = "$first" ] || echo "$g"
+  done | LC_ALL=C sort
 }
 
-# (KITE_GPU default h200, as make gen's)
+# What make gen writes, into $1: a measured set per GPU, from bench/tuned/<gpu>.tsv and .times.tsv
+# where they exist.
+gen_all() {
+  local g args=()
+  for g in $(gpus); do
+    args+=(--gpu "$g")
+    [ -f "bench/tuned/$g.tsv" ] && args+=(--tuned "bench/tuned/$g.tsv")
+    [ -f "bench/tuned/$g.times.tsv" ] && args+=(--times "bench/tuned/$g.times.tsv")
+  done
+  "$gen" -q -t templates -o "$1" "${args[@]}"
+}
+
 committed() {
-  gen_for "${KITE_GPU:-h200}" "$tmp/out"
+  gen_all "$tmp/out"
   diff -r out "$tmp/out"
 }
 
@@ -101,18 +115,21 @@ extend() {
   build_consumer square_f32_t256
 }
 
-# Every GPU's measured files (bench/tuned/<gpu>.tsv, .times.tsv) make a table: kite-gen writes out/ as
-# committed but for kite_table.c, and at every tuned row shape the span covering N names the variant
-# measured fastest there (make gen KITE_GPU=<gpu> is how a user of that GPU builds).
+# Every GPU's measured files (bench/tuned/<gpu>.tsv, .times.tsv) make a set of the table, set i for
+# the i-th GPU of make gen's order, and at every tuned row shape the span of that set covering N
+# names the variant measured fastest there.
 tables() {
-  local tsv gpu n=0
-  for tsv in bench/tuned/*.tsv; do
-    case $tsv in *.times.tsv) continue ;; esac
-    gpu=$(basename "$tsv" .tsv)
-    gen_for "$gpu" "$tmp/$gpu"
-    diff -rq out "$tmp/$gpu" | grep -v "kite_table.c differ" && { echo "tables: $gpu changes more than the table"; exit 1; }
-    awk -F'\t' -v gpu="$gpu" '
-      FNR == NR { if (match($0, /^  \{"[a-z_]+", KITE_[A-Z0-9]+, [0-9]+, [0-9]+, [0-9]+\},  \/\* [a-z0-9_]+ \*\//)) {
+  local g i=0 n=0 tsv
+  gen_all "$tmp/out"
+  for g in $(gpus); do
+    tsv=bench/tuned/$g.tsv
+    grep -q "^  {\"$g\", kite_rules_$i, " "$tmp/out/kite_table.c" || { echo "tables: set $i is not $g's"; exit 1; }
+    i=$((i + 1))
+    [ -f "$tsv" ] || continue
+    awk -F'\t' -v gpu="$g" -v arr="kite_row_spans_$((i - 1))" '
+      FNR == NR { if (index($0, "static const struct kite_row_span " arr "[] = {") == 1) { in_ = 1; next }
+                  if (in_ && /^};/) in_ = 0
+                  if (in_ && match($0, /^  \{"[a-z_]+", KITE_[A-Z0-9]+, [0-9]+, [0-9]+, [0-9]+\},  \/\* [a-z0-9_]+ \*\//)) {
                     split($0, f, /[{}",\/* ]+/); s[++ns] = f[2] " " f[3] " " f[4] " " f[5] " " f[7] }
                   next }
       $1 == "op" || /^#/ || $6 != 0 { next }
@@ -122,8 +139,8 @@ tables() {
         c++
         if (hit != $7) { printf "tables: %s %s %s N=%s: span %s, measured fastest %s\n", gpu, $1, $2, $5, hit, $7; bad++ } }
       END { if (c == 0) { print "tables: " gpu ": no row shapes"; exit 1 }
-            printf "tables: %s: %d row shapes, %d spans, %d mismatches\n", gpu, c, ns, bad; exit bad > 0 }' \
-      "$tmp/$gpu/kite_table.c" "$tsv" || exit 1
+            printf "tables: %s (%s): %d row shapes, %d spans, %d mismatches\n", gpu, arr, c, ns, bad; exit bad > 0 }' \
+      "$tmp/out/kite_table.c" "$tsv" || exit 1
     n=$((n + 1))
   done
   [ "$n" -ge 1 ]

@@ -422,12 +422,12 @@ END_TEST
 
 /* ---- the tuned table (bench/tuned/<gpu>.tsv) --------------------------------------------- */
 
-/* Tuned gemm rule _i: kite_gemm at the rule's own shape takes the rule's
+/* Tuned gemm rule _i of the device's measured set: kite_gemm at the rule's own shape takes the rule's
    variant (kite_explain says so) and gets the reference's answer. */
 START_TEST(tuned_rule_is_correct)
 {
   context_ok();
-  const struct kite_rule *rule = &kite_rules[_i];
+  const struct kite_rule *rule = &kite__table(NULL)->rules[_i];
   const char *name = kite_variants[rule->variant].name;
   char buf[1024];
   KT_KITE_OK(kite_explain("gemm", rule->dtype, rule->m, rule->n, rule->k, buf, sizeof buf));
@@ -487,10 +487,11 @@ int main(void)
              kt_dtype_name(c));
     nmissing++;
   }
-  /* every gemm rule of the table (none without a tuned tsv) */
+  /* every gemm rule of the device's measured set (none without a tuned tsv) */
   tc = NULL;
-  for (int32_t i = 0; i < kite_rules_len && !only; i++) {
-    if (strcmp(kite_rules[i].op, "gemm") != 0 || kite_rules[i].dtype_out != kite_rules[i].dtype) continue;
+  const struct kite_gpu_table *t = kite__table(NULL);
+  for (int32_t i = 0; i < t->rules_len && !only; i++) {
+    if (strcmp(t->rules[i].op, "gemm") != 0 || t->rules[i].dtype_out != t->rules[i].dtype) continue;
     if (!tc) tc = kt_gpu_tcase(s, "tuned");
     KT_ADD_LOOP(tc, tuned_rule_is_correct, i, i + 1);
   }

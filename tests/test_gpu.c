@@ -696,12 +696,13 @@ START_TEST(entry_point_at_dispatch_boundaries)
 }
 END_TEST
 
-/* Tuned rule _i of a row op: the entry point at the rule's N (and one either
-   side) picks the rule's variant there and gets the reference's answer. */
+/* Tuned rule _i of a row op in the device's measured set: the entry point at
+   the rule's N (and one either side) picks the rule's variant there and gets
+   the reference's answer. */
 START_TEST(tuned_rule_is_correct)
 {
   context_ok();
-  const struct kite_rule *rule = &kite_rules[_i];
+  const struct kite_rule *rule = &kite__table(NULL)->rules[_i];
   const int op = op_of(rule->op);
   if (op < 0) return;   /* a gemm rule: test_gemm's */
   kt_rng r = kt_rng_for("tuned", _i);
@@ -1112,6 +1113,28 @@ START_TEST(device_sms_matches_the_device)
 }
 END_TEST
 
+/* The measured set in use is the one the device's name picks (unless
+   KITE_GPU overrides it), and kite_explain says so. */
+START_TEST(measured_set_matches_the_device)
+{
+  int dev;
+  struct cudaDeviceProp p;
+  enum kite_table_how how;
+  char buf[2048];
+  KT_CUDA_CHECK(cudaGetDevice(&dev));
+  KT_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  const struct kite_gpu_table *t = kite__table(&how);
+  KT_KITE_OK(kite_explain("rmsnorm", KITE_BF16, 4, 4096, 0, buf, sizeof buf));
+  printf("measured set: device %s, %s\n", p.name, strrchr(buf, '['));
+  fflush(stdout);
+  if (getenv("KITE_GPU")) return;
+  ck_assert_int_eq(how, KITE_TABLE_DEVICE);
+  ck_assert_ptr_eq(t, &kite_gpu_tables[kite__table_for_device(p.name)]);
+  ck_assert_msg(strstr(buf, "(device ") || strstr(buf, "(no table for device "), "%s", buf);
+  ck_assert_msg(strstr(buf, p.name) != NULL, "%s", buf);
+}
+END_TEST
+
 #define TMAP_KEYS 200   /* more than the cache holds */
 
 /* The map of key i: a distinct base (16 bytes apart) over one buffer. */
@@ -1224,10 +1247,12 @@ int main(void)
     KT_ADD_LOOP(tc, entry_point_at_dispatch_boundaries, 0, OP_COUNT * 3);
     KT_ADD_LOOP(tc, entry_point_in_place, 0, 2 * 3);
     KT_ADD_LOOP(kt_gpu_tcase(s, "targets"), cross_entropy_targets, 0, 1);
-    if (kite_rules_len > 0) KT_ADD_LOOP(kt_gpu_tcase(s, "tuned"), tuned_rule_is_correct, 0, kite_rules_len);
+    const struct kite_gpu_table *t = kite__table(NULL);   /* the device's (the default without one) */
+    if (t->rules_len > 0) KT_ADD_LOOP(kt_gpu_tcase(s, "tuned"), tuned_rule_is_correct, 0, t->rules_len);
     KT_ADD_LOOP(kt_gpu_tcase(s, "invalid"), invalid_calls_touch_nothing, 0, 1);
     tc = kt_gpu_tcase(s, "launch");
     KT_ADD_LOOP(tc, device_sms_matches_the_device, 0, 1);
+    KT_ADD_LOOP(tc, measured_set_matches_the_device, 0, 1);
     KT_ADD_LOOP(tc, tmap_encodes_and_caches, 0, 1);
   }
   /* the longest rows last but one: a fault there must not hide the others */

@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "kite_test.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <time.h>
@@ -1370,7 +1371,8 @@ START_TEST(gemm_explain)
         continue;
       }
       double us;
-      const struct kite_gemm_model *m = kite__gemm_model_pick(kite_gemm_models, kite_gemm_models_len,
+      const struct kite_gpu_table *t = kite__table(NULL);
+      const struct kite_gemm_model *m = kite__gemm_model_pick(t->models, t->models_len,
                                                               kite_variants, kite_variants_len, dts[d], dts[d],
                                                               sh[0], sh[1], sh[2], al, 132, &us);
       if (m) {   /* else the measured models (bench/tuned/<gpu>.times.tsv) */
@@ -1656,12 +1658,16 @@ START_TEST(span_find)
 }
 END_TEST
 
-/* The committed spans: every one names a variant of its op and dtype that
-   takes every N in it, and kite__pick follows them for aligned data. */
+/* The committed spans of set _i: every one names a variant of its op and
+   dtype that takes every N in it, and kite__pick follows them for aligned
+   data when the set is the current one. */
 START_TEST(span_table)
 {
-  for (int32_t i = 0; i < kite_row_spans_len; i++) {
-    const struct kite_row_span *s = &kite_row_spans[i];
+  const struct kite_gpu_table *t = &kite_gpu_tables[_i];
+  kite__table_force(_i);
+  ck_assert_ptr_eq(kite__table(NULL), t);
+  for (int32_t i = 0; i < t->spans_len; i++) {
+    const struct kite_row_span *s = &t->spans[i];
     ck_assert(s->variant >= 0 && s->variant < kite_variants_len && s->n_lo >= 1 && s->n_lo <= s->n_hi);
     const struct kite_variant *v = &kite_variants[s->variant];
     ck_assert_msg(strcmp(v->op, s->op) == 0 && v->dtype == s->dtype && v->n_min <= s->n_lo && s->n_hi <= v->n_max,
@@ -1671,7 +1677,58 @@ START_TEST(span_table)
     struct kite_row_why why;
     ck_assert_ptr_eq(kite__pick(s->op, s->dtype, mid, 16, &why), v);
     ck_assert_ptr_eq(why.span, s);
+    ck_assert_ptr_eq(why.table, t);
   }
+  kite__table_force(-1);
+}
+END_TEST
+
+/* Each named set is found by a device name holding its name (any case) and
+   by its own name; other devices get the first set.  kite_explain ends
+   with the set it used and why. */
+START_TEST(gpu_sets_by_device_name)
+{
+  char dev[128], buf[2048], want[160];
+  for (int32_t i = 0; i < kite_gpu_tables_len; i++) {
+    const char *g = kite_gpu_tables[i].gpu;
+    if (!g[0]) continue;
+    char low[128];
+    snprintf(dev, sizeof dev, "NVIDIA %s 80GB HBM3", g);
+    snprintf(low, sizeof low, "%s", dev);
+    for (char *c = dev; *c; c++) *c = (char)toupper((unsigned char)*c);
+    int32_t first = i;   /* an earlier set whose name the device's also holds comes first */
+    for (int32_t j = i - 1; j >= 0; j--)
+      if (kite_gpu_tables[j].gpu[0] && strstr(low, kite_gpu_tables[j].gpu)) first = j;
+    ck_assert_int_eq(kite__table_for_device(dev), first);
+    ck_assert_int_eq(kite__table_named(g), i);
+    kite__table_force(i);
+    KT_KITE_OK(kite_explain("softmax", KITE_BF16, 4, 1000, 0, buf, sizeof buf));
+    snprintf(want, sizeof want, " [table %s (set by the program)]", g);
+    ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+    KT_KITE_OK(kite_explain("gemm", KITE_BF16, 512, 512, 512, buf, sizeof buf));
+    ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+  }
+  kite__table_force(-1);
+  ck_assert_int_eq(kite__table_for_device("NVIDIA A100-SXM4-80GB"), 0);
+  ck_assert_int_eq(kite__table_for_device(""), 0);
+  ck_assert_int_eq(kite__table_named("no_such_gpu"), -1);
+  ck_assert_int_eq(kite__table_named(""), -1);
+  kite__table_force(kite_gpu_tables_len);   /* out of range: back to choosing */
+  enum kite_table_how how;
+  const struct kite_gpu_table *t = kite__table(&how);
+  int d;
+  if (cudaGetDevice(&d) != cudaSuccess && !getenv("KITE_GPU")) {
+    ck_assert_ptr_eq(t, &kite_gpu_tables[0]);
+    ck_assert_int_eq(how, KITE_TABLE_NO_DEVICE);
+    KT_KITE_OK(kite_explain("softmax", KITE_BF16, 4, 1000, 0, buf, sizeof buf));
+    snprintf(want, sizeof want, " [table %s, the default (no device)]",
+             kite_gpu_tables[0].gpu[0] ? kite_gpu_tables[0].gpu : "(unnamed)");
+    ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+  } else
+    ck_assert(how == KITE_TABLE_DEVICE || how == KITE_TABLE_ENV || how == KITE_TABLE_ENV_UNKNOWN);
+  char small[8] = "abc";
+  kite__explain_table(t, how, small, sizeof small);   /* truncated, never overrun */
+  ck_assert_int_lt((int)strlen(small), (int)sizeof small);
 }
 END_TEST
 
@@ -1695,12 +1752,16 @@ START_TEST(rule_gemm_buckets)
 }
 END_TEST
 
-/* The committed table's rules (if any) name variants of their own op and
+/* Set _i's committed rules (if any) name variants of their own op and
    dtypes; without rules the public pick is the heuristic's. */
 START_TEST(committed_rules_are_consistent)
 {
-  for (int32_t i = 0; i < kite_rules_len; i++) {
-    const struct kite_rule *r = &kite_rules[i];
+  const struct kite_gpu_table *t = &kite_gpu_tables[_i];
+  ck_assert(t->gpu != NULL && (t->gpu[0] || _i == 0));   /* only a lone default set goes unnamed */
+  for (int32_t j = 0; j < _i; j++) ck_assert_str_ne(kite_gpu_tables[j].gpu, t->gpu);
+  kite__table_force(_i);
+  for (int32_t i = 0; i < t->rules_len; i++) {
+    const struct kite_rule *r = &t->rules[i];
     ck_assert_int_ge(r->variant, 0);
     ck_assert_int_lt(r->variant, kite_variants_len);
     const struct kite_variant *v = &kite_variants[r->variant];
@@ -1709,18 +1770,19 @@ START_TEST(committed_rules_are_consistent)
     ck_assert_int_eq(v->dtype_out, r->dtype_out);
     ck_assert(r->n >= 1 && r->m >= 1 && r->k >= 0 && r->time_us > 0.f);
   }
-  for (int32_t i = 0; i < kite_gemm_models_len; i++) {
-    const struct kite_gemm_model *m = &kite_gemm_models[i];
+  for (int32_t i = 0; i < t->models_len; i++) {
+    const struct kite_gemm_model *m = &t->models[i];
     ck_assert(m->variant >= 0 && m->variant < kite_variants_len);
     ck_assert_str_eq(kite_variants[m->variant].op, "gemm");
     ck_assert(kite_variants[m->variant].tile_m > 0 && kite_variants[m->variant].tile_n > 0);
     ck_assert(m->launch_us >= 0.f && m->us_per_k > 0.f && m->k_extra >= 0.f && m->ragged > 0.f && m->points >= 4);
-    if (i > 0) ck_assert_int_gt(m->variant, kite_gemm_models[i - 1].variant);   /* table order, once each */
+    if (i > 0) ck_assert_int_gt(m->variant, t->models[i - 1].variant);   /* table order, once each */
   }
-  if (kite_rules_len == 0)
+  if (t->rules_len == 0 && t->spans_len == 0)
     for (int64_t n = 1; n <= 300000; n = n * 3 + 1)
       ck_assert_ptr_eq(kite__pick("softmax", KITE_BF16, n, 16, NULL),
                        kite__row_heuristic(kite_variants, kite_variants_len, "softmax", KITE_BF16, n, 16));
+  kite__table_force(-1);
 }
 END_TEST
 
@@ -1729,9 +1791,11 @@ END_TEST
    heuristic does. */
 START_TEST(gemm_rule_reach)
 {
+  const struct kite_gpu_table *t = &kite_gpu_tables[_i];
   int seen = 0;
-  for (int32_t i = 0; i < kite_rules_len; i++) {
-    const struct kite_rule *r = &kite_rules[i];
+  kite__table_force(_i);
+  for (int32_t i = 0; i < t->rules_len; i++) {
+    const struct kite_rule *r = &t->rules[i];
     if (strcmp(r->op, "gemm") != 0 || r->m != 4096 || r->n != 4096 || r->k != 4096) continue;
     seen++;
     const struct kite_rule *at = kite__gemm_rule(r->dtype, r->dtype_out, 4096, 4096, 4096, 16);
@@ -1740,7 +1804,8 @@ START_TEST(gemm_rule_reach)
     ck_assert_ptr_null(kite__gemm_rule(r->dtype, r->dtype_out, 5800, 4096, 4096, 16));
     ck_assert_ptr_null(kite__gemm_rule(r->dtype, r->dtype_out, 4096, 4096, 2896, 16));
   }
-  if (!seen) printf("gemm_rule_reach: no tuned rule at 4096^3 in this table; nothing to check\n");
+  if (!seen) printf("gemm_rule_reach: no tuned rule at 4096^3 in set %s; nothing to check\n", t->gpu);
+  kite__table_force(-1);
 }
 END_TEST
 
@@ -1785,9 +1850,10 @@ START_TEST(gemm_model_pick)
 }
 END_TEST
 
-/* The op indexes cover exactly each op's variants and rules. */
+/* The op indexes cover exactly each op's variants, and set _i's rules and spans. */
 START_TEST(op_range_matches_the_table)
 {
+  const struct kite_gpu_table *t = &kite_gpu_tables[_i];
   const char *ops[] = { "rmsnorm", "softmax", "cross_entropy", "gemm", "no_such_op" };
   for (int k = 0; k < 5; k++) {
     int32_t lo, hi, n = 0;
@@ -1795,11 +1861,16 @@ START_TEST(op_range_matches_the_table)
     for (int32_t i = 0; i < kite_variants_len; i++) n += strcmp(kite_variants[i].op, ops[k]) == 0;
     ck_assert_int_eq(hi > lo ? hi - lo : 0, n);
     for (int32_t i = lo; i < hi; i++) ck_assert_str_eq(kite_variants[i].op, ops[k]);
-    kite__rule_range(ops[k], &lo, &hi);
+    kite__rule_range(t, ops[k], &lo, &hi);
     n = 0;
-    for (int32_t i = 0; i < kite_rules_len; i++) n += strcmp(kite_rules[i].op, ops[k]) == 0;
+    for (int32_t i = 0; i < t->rules_len; i++) n += strcmp(t->rules[i].op, ops[k]) == 0;
     ck_assert_int_eq(hi > lo ? hi - lo : 0, n);
-    for (int32_t i = lo; i < hi; i++) ck_assert_str_eq(kite_rules[i].op, ops[k]);
+    for (int32_t i = lo; i < hi; i++) ck_assert_str_eq(t->rules[i].op, ops[k]);
+    kite__span_range(t, ops[k], &lo, &hi);
+    n = 0;
+    for (int32_t i = 0; i < t->spans_len; i++) n += strcmp(t->spans[i].op, ops[k]) == 0;
+    ck_assert_int_eq(hi > lo ? hi - lo : 0, n);
+    for (int32_t i = lo; i < hi; i++) ck_assert_str_eq(t->spans[i].op, ops[k]);
   }
 }
 END_TEST
@@ -1814,8 +1885,9 @@ START_TEST(rule_lookup_cost)
   for (int i = 0; i < reps; i++) sink = kite__pick("softmax", KITE_BF16, 1000 + (i & 1023), 16, NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   const double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / reps;
-  printf("kite: row-op pick (%d spans, %d rules, %d variants): %.0f ns per lookup\n", (int)kite_row_spans_len,
-         (int)kite_rules_len, (int)kite_variants_len, ns);
+  const struct kite_gpu_table *t = kite__table(NULL);
+  printf("kite: row-op pick (set %s: %d spans, %d rules; %d variants): %.0f ns per lookup\n", t->gpu,
+         (int)t->spans_len, (int)t->rules_len, (int)kite_variants_len, ns);
   ck_assert_ptr_nonnull(sink);
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int32_t lo, hi;
@@ -1833,12 +1905,12 @@ START_TEST(rule_lookup_cost)
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int i = 0; i < reps / 10; i++)
     if (!kite__gemm_rule(KITE_BF16, KITE_BF16, 3000 + (i & 255), 5000, 700, 16))
-      m = kite__gemm_model_pick(kite_gemm_models, kite_gemm_models_len, kite_variants, kite_variants_len, KITE_BF16,
+      m = kite__gemm_model_pick(t->models, t->models_len, kite_variants, kite_variants_len, KITE_BF16,
                                 KITE_BF16, 3000 + (i & 255), 5000, 700, 16, 132, &us);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   const double mns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (reps / 10);
-  printf("kite: gemm rule + model pick (%d rules, %d models): %.0f ns per lookup%s\n", (int)kite_rules_len,
-         (int)kite_gemm_models_len, mns, m ? "" : " (no model picked)");
+  printf("kite: gemm rule + model pick (%d rules, %d models): %.0f ns per lookup%s\n", (int)t->rules_len,
+         (int)t->models_len, mns, m ? "" : " (no model picked)");
 }
 END_TEST
 
@@ -2149,12 +2221,13 @@ int main(void)
   tcase_add_test(tc, rule_nearest_bucket);
   tcase_add_test(tc, rule_constraints_filter);
   tcase_add_test(tc, span_find);
-  tcase_add_test(tc, span_table);
+  tcase_add_loop_test(tc, span_table, 0, kite_gpu_tables_len);
+  tcase_add_test(tc, gpu_sets_by_device_name);
   tcase_add_test(tc, rule_gemm_buckets);
-  tcase_add_test(tc, committed_rules_are_consistent);
-  tcase_add_test(tc, gemm_rule_reach);
+  tcase_add_loop_test(tc, committed_rules_are_consistent, 0, kite_gpu_tables_len);
+  tcase_add_loop_test(tc, gemm_rule_reach, 0, kite_gpu_tables_len);
   tcase_add_test(tc, gemm_model_pick);
-  tcase_add_test(tc, op_range_matches_the_table);
+  tcase_add_loop_test(tc, op_range_matches_the_table, 0, kite_gpu_tables_len);
   tcase_add_test(tc, rule_lookup_cost);
   suite_add_tcase(s, tc);
   tc = tcase_create("helpers");
