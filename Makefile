@@ -92,8 +92,13 @@ bench: all
 	build/kite-bench
 
 # On the GPU: time the variants over the shape grid into $(KITE_TUNED), then
-# regenerate the table from it (commit both).
-tune: all
+# regenerate the table from it (commit both).  The GPU's name must hold
+# KITE_GPU: an H100's times written as h200's would mislead the H200s.
+tune:
+	@name=$$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1); \
+	if [ -n "$$name" ] && ! printf '%s' "$$name" | grep -qi -- "$(KITE_GPU)"; then \
+	  echo "kite: the GPU is '$$name', not $(KITE_GPU): run make tune KITE_GPU=<the name's model, e.g. h100>"; exit 1; fi
+	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory build/kite-bench
 	@mkdir -p $(dir $(KITE_TUNED))
 	build/kite-bench --tune $(KITE_TUNED) --times $(KITE_TIMES)
