@@ -24,4 +24,7 @@ else
     --dtype f16 --op layernorm,layernorm_bwd,rmsnorm_bwd > $OUT/tune16.log 2>&1
   echo "f16 tune rc=$? ($SECONDS s)"; tail -1 $OUT/tune16.log
 fi
+# the measured set the runtime picks on this GPU (session 27's per-GPU dispatch), and the rest of the launch case
+{ make -j16 build/test_gpu && CK_RUN_CASE=launch timeout 60 build/test_gpu; } > $OUT/set.log 2>&1
+grep -E "measured set|passed|failed|Error" $OUT/set.log | head -4
 cd $OUT && tar czf logs.tgz *.log 2>/dev/null; rm -f *.log
