@@ -126,6 +126,10 @@ kite_status kite_layernorm_bwd_workspace(int64_t M, int64_t N, size_t *bytes);
    "rmsnorm_bwd", "layernorm_bwd" (row ops: M rows of N, K ignored) or "gemm"
    (dtype is that of A, B and C alike).  Row ops' pointers and strides are taken as 16-byte aligned;
    gemm's A and B as dense (lda = ldb = K) at 128-byte-aligned addresses, as cudaMalloc returns them.
+   Measured choices come from the current device's set of the table (one per GPU tuned: the set whose
+   name the device's name holds, else the default; the environment variable KITE_GPU=<name>, e.g.
+   h100, picks one for every device), the same set the ops use; the text ends with it, e.g.
+   "[table h100 (device NVIDIA H100 80GB HBM3)]".
    Writes a one-line text into buf (truncated to len). */
 kite_status kite_explain(const char *op, kite_dtype dtype, int64_t M, int64_t N, int64_t K,
                          char *buf, size_t len);
