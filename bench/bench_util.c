@@ -506,3 +506,15 @@ void tune_done(struct tune_run *run, int k)
   fprintf(run->out, "@done\t%d\n", k);
   fflush(run->out);
 }
+
+void bench_dispatch_set(char *buf, size_t len)
+{
+  char text[2048] = "";
+  const char *at;
+  if (kite_explain("rmsnorm", KITE_BF16, 1, 1024, 0, text, sizeof text) != KITE_OK ||
+      (at = strrchr(text, '[')) == NULL) {
+    snprintf(buf, len, "unknown (%s)", kite_last_error());
+    return;
+  }
+  snprintf(buf, len, "%.*s", (int)strcspn(at + 1, "]"), at + 1);
+}

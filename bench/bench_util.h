@@ -66,6 +66,10 @@ struct bench_device {
    dies with a one-line reason (no GPU, wrong architecture). */
 void bench_open_device(int device, struct bench_device *d);
 
+/* The measured set of the table kite dispatches with on the current device,
+   as kite_explain words it ("table h100 (device NVIDIA H100 80GB HBM3)"). */
+void bench_dispatch_set(char *buf, size_t len);
+
 struct timing {
   double median_us, min_us, max_us;
 };

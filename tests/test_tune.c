@@ -5,6 +5,7 @@
 #include "kite_test.h"
 
 #include "bench_util.h"
+#include "kite_table.h"
 
 #define SHAPES 3
 
@@ -167,6 +168,25 @@ START_TEST(child_lost_before_any_shape_stops_the_tune)
 }
 END_TEST
 
+/* The benches' "# dispatch:" line: kite_explain's note on the measured set,
+   without its brackets, naming one of the table's sets. */
+START_TEST(dispatch_set_names_a_table)
+{
+  char buf[320], small[12];
+  bench_dispatch_set(buf, sizeof buf);
+  ck_assert_msg(strncmp(buf, "table ", 6) == 0 && !strchr(buf, '[') && !strchr(buf, ']'), "%s", buf);
+  int named = 0;
+  for (int32_t i = 0; i < kite_gpu_tables_len; i++) {
+    const char *g = kite_gpu_tables[i].gpu[0] ? kite_gpu_tables[i].gpu : "(unnamed)";
+    const size_t n = strlen(g);
+    named |= strncmp(buf + 6, g, n) == 0 && (buf[6 + n] == ' ' || buf[6 + n] == ',');
+  }
+  ck_assert_msg(named, "%s", buf);
+  bench_dispatch_set(small, sizeof small);   /* truncated, terminated */
+  ck_assert_int_eq((int)strlen(small), (int)sizeof small - 1);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("tune");
@@ -177,6 +197,7 @@ int main(void)
   tcase_add_test(tc, hung_variant_is_killed);
   tcase_add_test(tc, loss_outside_a_variant_skips_the_shape);
   tcase_add_test(tc, child_lost_before_any_shape_stops_the_tune);
+  tcase_add_test(tc, dispatch_set_names_a_table);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
