@@ -207,13 +207,14 @@ const struct kite_gpu_table *kite__table(enum kite_table_how *how)
     i = kite_env_set;
     h = i == -2 ? KITE_TABLE_ENV_UNKNOWN : KITE_TABLE_ENV;
   }
-  if (i < 0 && cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < KITE_MAX_DEVICES) {
+  if (i < 0 && cudaGetDevice(&dev) == cudaSuccess && dev >= 0) {
+    const int cached = dev < KITE_MAX_DEVICES;
     h = KITE_TABLE_DEVICE;
-    if ((i = atomic_load(&kite_table_dev[dev]) - 1) < 0) {
+    if ((i = cached ? atomic_load(&kite_table_dev[dev]) - 1 : -1) < 0) {
       struct cudaDeviceProp p;
       if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
         i = kite__table_for_device(p.name);
-        atomic_store(&kite_table_dev[dev], i + 1);
+        if (cached) atomic_store(&kite_table_dev[dev], i + 1);
       }
     }
   }
