@@ -363,21 +363,17 @@ kite_status kite__gemm_explain(kite_dtype dtype, int64_t M, int64_t N, int64_t K
              why.model_us, (double)m->launch_us, (long long)waves, waves == 1 ? "" : "s", (double)m->k_extra,
              (double)m->us_per_k, ragged, (int)v->tile_m, (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s",
              sms, have_sms ? "" : " (assumed: no device)", (int)m->points);
-    kite__explain_table(why.table, why.how, buf, len);
-    return KITE_OK;
-  }
-  if (r) {
+  } else if (r) {
     snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (tuned rule: nearest tuned shape %lldx%lldx%lld in "
              "log2 space, where it ran %.1f us, the fastest measured; " KITE_GEMM_ASSUMES ")", d, (long long)M,
              (long long)N, (long long)K, v->name, (long long)r->m, (long long)r->n, (long long)r->k, (double)r->time_us);
-    kite__explain_table(why.table, why.how, buf, len);
-    return KITE_OK;
+  } else {
+    snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area * (K + cost_k) / "
+             "efficiency; tile %dx%d, %lld tile%s, %lld wave%s on %d SMs%s, efficiency %d/1000, cost_k %d; "
+             KITE_GEMM_ASSUMES ")", d, (long long)M, (long long)N, (long long)K, v->name, (int)v->tile_m,
+             (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms,
+             have_sms ? "" : " (assumed: no device)", (int)v->eff, (int)v->cost_k);
   }
-  snprintf(buf, len, "gemm %s M=%lld N=%lld K=%lld: %s (heuristic: least waves * tile area * (K + cost_k) / "
-           "efficiency; tile %dx%d, %lld tile%s, %lld wave%s on %d SMs%s, efficiency %d/1000, cost_k %d; "
-           KITE_GEMM_ASSUMES ")", d, (long long)M, (long long)N, (long long)K, v->name, (int)v->tile_m,
-           (int)v->tile_n, (long long)tiles, tiles == 1 ? "" : "s", (long long)waves, waves == 1 ? "" : "s", sms,
-           have_sms ? "" : " (assumed: no device)", (int)v->eff, (int)v->cost_k);
   kite__explain_table(why.table, why.how, buf, len);
   return KITE_OK;
 }
