@@ -834,9 +834,7 @@ static void print_header(const struct gemm_bench *b)
   printf("# kite-bench gemm: %s (%d SMs, L2 %.1f MiB); C = A*B^T, A MxK and B NxK row-major, "
          "A,B %s, C %s, f32 accumulation, alpha 1, beta 0\n", b->dev.name, b->dev.sms,
          (double)b->dev.l2 / (1 << 20), dtype_name(b->o.ab), dtype_name(b->o.c));
-  char set[320];
-  bench_dispatch_set(set, sizeof set);
-  printf("# dispatch: %s\n", set);
+  bench_print_dispatch_set();
   printf("# cuBLASLt: TN column-major (C^T = B * A^T), CUBLAS_COMPUTE_32F, top heuristic algorithm, "
          "%zu MiB workspace\n", WORKSPACE_BYTES >> 20);
   printf("# TFLOP/s = 2*M*N*K / median time; buffer sets rotated past %dx L2; contenders take turns; "

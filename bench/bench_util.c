@@ -518,3 +518,10 @@ void bench_dispatch_set(char *buf, size_t len)
   }
   snprintf(buf, len, "%.*s", (int)strcspn(at + 1, "]"), at + 1);
 }
+
+void bench_print_dispatch_set(void)
+{
+  char set[320];
+  bench_dispatch_set(set, sizeof set);
+  printf("# dispatch: %s\n", set);
+}

@@ -69,6 +69,8 @@ void bench_open_device(int device, struct bench_device *d);
 /* The measured set of the table kite dispatches with on the current device,
    as kite_explain words it ("table h100 (device NVIDIA H100 80GB HBM3)"). */
 void bench_dispatch_set(char *buf, size_t len);
+/* Prints it as the benches' "# dispatch: ..." header line. */
+void bench_print_dispatch_set(void);
 
 struct timing {
   double median_us, min_us, max_us;

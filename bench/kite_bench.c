@@ -608,9 +608,7 @@ static int cmd_rows(struct opts *o)
          "(%.2f GiB of x+y, %.1fx L2); warm-up %d, median of %d runs, each timed with its own events\n",
          b.dev.name, (double)b.dev.l2 / (1 << 20), dtype_name(o->dtype), (long long)o->elems, b.nsets,
          b.nsets * set_bytes / (1 << 30), b.nsets * set_bytes / (double)b.dev.l2, o->warmup, o->reps);
-  char set[320];
-  bench_dispatch_set(set, sizeof set);
-  printf("# dispatch: %s\n", set);
+  bench_print_dispatch_set();
   printf("# bytes: rmsnorm 2*M*N*e + N*e (w); softmax 2*M*N*e; cross_entropy M*N*e + M*12 "
          "(int64 targets, f32 loss); copy = cudaMemcpyAsync D2D of x, 2*M*N*e; TB/s = 1e12 B/s\n");
   if (o->variants)
@@ -779,9 +777,7 @@ static int cmd_check_dispatch(const struct opts *o)
   tune_bench(&b, o, KITE_BF16, ns, CHECK_SHAPES);
   double log_sum = 0, worst = 0;
   int count = 0;
-  char set[320];
-  bench_dispatch_set(set, sizeof set);
-  printf("# dispatch: %s\n", set);
+  bench_print_dispatch_set();
   printf("%-13s %7s %9s %-44s %10s %-44s %10s %6s\n", "op", "N", "M", "dispatched", "time_us", "best", "time_us",
          "ratio");
   for (int i = 0; i < N_ALL_OPS; i++)

@@ -119,14 +119,15 @@ extend() {
 # the i-th GPU of make gen's order, and at every tuned row shape the span of that set covering N
 # names the variant measured fastest there.
 tables() {
-  local g i=0 n=0 tsv
+  local g i=0 n=0 tsv arr
   gen_all "$tmp/out"
   for g in $(gpus); do
     tsv=bench/tuned/$g.tsv
     grep -q "^  {\"$g\", kite_rules_$i, " "$tmp/out/kite_table.c" || { echo "tables: set $i is not $g's"; exit 1; }
+    arr=kite_row_spans_$i
     i=$((i + 1))
     [ -f "$tsv" ] || continue
-    awk -F'\t' -v gpu="$g" -v arr="kite_row_spans_$((i - 1))" '
+    awk -F'\t' -v gpu="$g" -v arr="$arr" '
       FNR == NR { if (index($0, "static const struct kite_row_span " arr "[] = {") == 1) { in_ = 1; next }
                   if (in_ && /^};/) in_ = 0
                   if (in_ && match($0, /^  \{"[a-z_]+", KITE_[A-Z0-9]+, [0-9]+, [0-9]+, [0-9]+\},  \/\* [a-z0-9_]+ \*\//)) {
