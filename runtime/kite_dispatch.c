@@ -9,12 +9,8 @@
 
 #include "kite_internal.h"
 
-#define KITE_MAX_DEVICES 64
 #define KITE_MAX_ALIGN 16
 
-/* Per-device "can run sm_90a" answers: 0 unknown, 1 yes, 2 no.  Racing
-   writers store the same value, so atomics need no lock. */
-static _Atomic int kite_arch_ok[KITE_MAX_DEVICES];
 static _Atomic uint64_t kite_launches;
 
 int32_t kite__align_upto(int32_t cap, const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides)
@@ -143,8 +139,6 @@ void kite__span_range(const struct kite_gpu_table *t, const char *op, int32_t *l
 
 /* ---- the measured set of the current GPU ---------------------------------------- */
 
-/* Per device, its set's index + 1 (0: not looked up yet); racing writers store the same value. */
-static _Atomic int kite_table_dev[KITE_MAX_DEVICES];
 static _Atomic int kite_table_forced = -1;
 static pthread_once_t kite_env_once = PTHREAD_ONCE_INIT;
 static int kite_env_set = -1;        /* KITE_GPU's set: -1 none asked, -2 it names none */
@@ -200,23 +194,17 @@ void kite__table_force(int32_t i)
 
 const struct kite_gpu_table *kite__table(enum kite_table_how *how)
 {
-  int i = atomic_load(&kite_table_forced), dev;
+  int i = atomic_load(&kite_table_forced);
+  const struct kite_device *d;
   enum kite_table_how h = KITE_TABLE_FORCED;
   if (i < 0) {
     pthread_once(&kite_env_once, kite_env_read);
     i = kite_env_set;
     h = i == -2 ? KITE_TABLE_ENV_UNKNOWN : KITE_TABLE_ENV;
   }
-  if (i < 0 && cudaGetDevice(&dev) == cudaSuccess && dev >= 0) {
-    const int cached = dev < KITE_MAX_DEVICES;
+  if (i < 0 && kite__device(&d) == cudaSuccess) {
     h = KITE_TABLE_DEVICE;
-    if ((i = cached ? atomic_load(&kite_table_dev[dev]) - 1 : -1) < 0) {
-      struct cudaDeviceProp p;
-      if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
-        i = kite__table_for_device(p.name);
-        if (cached) atomic_store(&kite_table_dev[dev], i + 1);
-      }
-    }
+    i = d->table;
   }
   if (i < 0) {
     if (h != KITE_TABLE_ENV_UNKNOWN) h = KITE_TABLE_NO_DEVICE;
@@ -229,11 +217,8 @@ const struct kite_gpu_table *kite__table(enum kite_table_how *how)
 void kite__table_note(const struct kite_gpu_table *t, enum kite_table_how how, char *buf, size_t len)
 {
   const char *name = t->gpu[0] ? t->gpu : "(unnamed)";
-  char dev[256] = "";
-  int d;
-  struct cudaDeviceProp p;
-  if (how == KITE_TABLE_DEVICE && cudaGetDevice(&d) == cudaSuccess && cudaGetDeviceProperties(&p, d) == cudaSuccess)
-    snprintf(dev, sizeof dev, "%s", p.name);
+  const struct kite_device *d;
+  const char *dev = how == KITE_TABLE_DEVICE && kite__device(&d) == cudaSuccess ? d->name : "";
   switch (how) {
   case KITE_TABLE_FORCED: snprintf(buf, len, "table %s (set by the program)", name); break;
   case KITE_TABLE_ENV: snprintf(buf, len, "table %s (" KITE_GPU_ENV "=%s)", name, kite_env_name); break;
@@ -351,21 +336,13 @@ const struct kite_variant *kite__find(const char *name)
 
 static kite_status kite_check_device(void)
 {
-  int dev, major = 0, minor = 0;
-  cudaError_t e = cudaGetDevice(&dev);
+  const struct kite_device *d;
+  const cudaError_t e = kite__device(&d);
   if (e != cudaSuccess)
     return kite__fail(KITE_ERR_CUDA, "no usable CUDA device: %s", cudaGetErrorString(e));
-  int known = dev < KITE_MAX_DEVICES ? atomic_load(&kite_arch_ok[dev]) : 0;
-  if (known == 0) {
-    e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-    if (e != cudaSuccess)
-      return kite__fail(KITE_ERR_CUDA, "device %d: %s", dev, cudaGetErrorString(e));
-    known = (major == 9 && minor == 0) ? 1 : 2;
-    if (dev < KITE_MAX_DEVICES) atomic_store(&kite_arch_ok[dev], known);
-  }
-  if (known != 1)
-    return kite__fail(KITE_ERR_UNSUPPORTED, "device %d is not sm_90 (kite is built for sm_90a)", dev);
+  if (d->major != 9 || d->minor != 0)
+    return kite__fail(KITE_ERR_UNSUPPORTED, "device %d (%s) is sm_%d%d, not sm_90 (kite is built for sm_90a)",
+                      d->id, d->name, d->major, d->minor);
   return KITE_OK;
 }
 

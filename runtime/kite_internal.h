@@ -24,6 +24,21 @@ int32_t kite__align_upto(int32_t cap, const void *const *ptrs, int nptrs, const 
 /* kite__align_upto at most 16: all the row ops' variants ask. */
 int32_t kite__align_of(const void *const *ptrs, int nptrs, const int64_t *strides, int nstrides);
 
+/* What the runtime knows of a device, asked of CUDA once (kite_device.c). */
+struct kite_device {
+  int id;            /* the CUDA device number */
+  int sms;           /* multiprocessors */
+  int major, minor;  /* compute capability: kite's kernels need 9.0 (sm_90a) */
+  int32_t table;     /* index of its measured set in kite_gpu_tables (kite__table_for_device) */
+  char name[256];    /* cudaDeviceProp's name, "NVIDIA H100 80GB HBM3" */
+};
+
+/* Points *d at the current device's record, filled by one
+   cudaGetDeviceProperties the first time the device is asked for and kept
+   (thread-safe).  Returns CUDA's error, *d untouched, when there is no
+   usable device. */
+cudaError_t kite__device(const struct kite_device **d);
+
 /* The environment variable that names the measured set to use on any device
    ("h100"), over the device's own. */
 #define KITE_GPU_ENV "KITE_GPU"
@@ -39,7 +54,7 @@ enum kite_table_how {
 
 /* The measured set of the current device (kite_gpu_tables): the one
    kite__table_force set, else the one KITE_GPU names, else the first set
-   whose gpu the device's name holds (case aside; found once per device),
+   whose gpu the device's name holds (case aside; kite__device's table),
    else the first set.  *how (when how is not NULL) says which. */
 const struct kite_gpu_table *kite__table(enum kite_table_how *how);
 /* The index of the set named name (case aside); -1 if none is. */

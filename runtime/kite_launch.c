@@ -1,40 +1,27 @@
 /* kite_launch.c - what generated launchers ask of the runtime: the SM count
-   and TMA tensor maps, both cached so that a launch costs little host time.
+   (kite_device.c's record) and TMA tensor maps (cached here), so that a
+   launch costs little host time.
    <cuda.h> is included for its types only: the one driver function used is
    reached through the runtime, so nothing links libcuda. */
 #include <cuda.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "kite_internal.h"
 #include "kite_launch.h"
 
-#define KITE_MAX_DEVICES 64
 #define KITE_TMAP_CACHE 64
 
 /* ---- SM count --------------------------------------------------------------- */
 
-/* Per-device SM counts, 0 while unknown.  Racing writers store the same
-   value, so atomics need no lock. */
-static _Atomic int kite_sms[KITE_MAX_DEVICES];
-
+/* The current device's SM count, from its kite__device record. */
 cudaError_t kite__device_sms(int *sms)
 {
-  int dev, n = 0;
+  const struct kite_device *d;
   if (!sms) return cudaErrorInvalidValue;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  if (dev >= 0 && dev < KITE_MAX_DEVICES && (n = atomic_load(&kite_sms[dev])) > 0) {
-    *sms = n;
-    return cudaSuccess;
-  }
-  e = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
-  if (e != cudaSuccess) return e;
-  if (n < 1) return cudaErrorInvalidDevice;
-  if (dev >= 0 && dev < KITE_MAX_DEVICES) atomic_store(&kite_sms[dev], n);
-  *sms = n;
-  return cudaSuccess;
+  const cudaError_t e = kite__device(&d);
+  if (e == cudaSuccess) *sms = d->sms;
+  return e;
 }
 
 /* ---- the driver's encoder, found once ------------------------------------------ */

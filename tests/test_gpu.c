@@ -1135,6 +1135,41 @@ START_TEST(measured_set_matches_the_device)
 }
 END_TEST
 
+static void *device_record_worker(void *arg)
+{
+  const struct kite_device **d = arg;
+  if (kite__device(d) != cudaSuccess) *d = NULL;
+  return NULL;
+}
+
+/* kite__device's record holds what CUDA says of the device, and every thread
+   gets the same one (filled once). */
+START_TEST(device_record_is_cudas_and_kept)
+{
+  int dev, sms, major, minor;
+  const struct kite_device *d = NULL, *again = NULL, *th_d[4] = { 0 };
+  KT_CUDA_CHECK(cudaGetDevice(&dev));
+  KT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  KT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  KT_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  KT_CUDA_CHECK(kite__device(&d));
+  ck_assert_int_eq(d->id, dev);
+  ck_assert_int_eq(d->sms, sms);
+  ck_assert_int_eq(d->major, major);
+  ck_assert_int_eq(d->minor, minor);
+  ck_assert_int_eq(d->table, kite__table_for_device(d->name));
+  int launch_sms = 0;
+  KT_CUDA_CHECK(kite__device_sms(&launch_sms));
+  ck_assert_int_eq(launch_sms, sms);
+  KT_CUDA_CHECK(kite__device(&again));
+  ck_assert_ptr_eq(again, d);
+  pthread_t th[4];
+  for (int t = 0; t < 4; t++) ck_assert_int_eq(pthread_create(&th[t], NULL, device_record_worker, &th_d[t]), 0);
+  for (int t = 0; t < 4; t++) ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+  for (int t = 0; t < 4; t++) ck_assert_ptr_eq(th_d[t], d);
+}
+END_TEST
+
 #define TMAP_KEYS 200   /* more than the cache holds */
 
 /* The map of key i: a distinct base (16 bytes apart) over one buffer. */
@@ -1253,6 +1288,7 @@ int main(void)
     tc = kt_gpu_tcase(s, "launch");
     KT_ADD_LOOP(tc, device_sms_matches_the_device, 0, 1);
     KT_ADD_LOOP(tc, measured_set_matches_the_device, 0, 1);
+    KT_ADD_LOOP(tc, device_record_is_cudas_and_kept, 0, 1);
     KT_ADD_LOOP(tc, tmap_encodes_and_caches, 0, 1);
   }
   /* the longest rows last but one: a fault there must not hide the others */
