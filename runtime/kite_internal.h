@@ -35,7 +35,8 @@ struct kite_device {
 
 /* Points *d at the current device's record, filled by one
    cudaGetDeviceProperties the first time the device is asked for and kept
-   (thread-safe).  Returns CUDA's error, *d untouched, when there is no
+   (thread-safe; past device 63 it is asked each time, into a record of the
+   calling thread's).  Returns CUDA's error, *d untouched, when there is no
    usable device. */
 cudaError_t kite__device(const struct kite_device **d);
 
