@@ -15,9 +15,10 @@ fi
 KITE_BYNAME=no-such-variant bash bench/device_run.sh byname > $OUT/build_only.log 2>&1   # the build alone
 grep -E "build:|prebuilt" $OUT/build_only.log | head -2
 timeout 240 bash bench/lab/s28_ldhint.sh; echo "ldhint rc=$? ($SECONDS s)"
+share=$(( (500 - SECONDS) / 2 ))
 for set in h100 h200; do
   if [ $set = h100 ]; then e=; else e="KITE_GPU=h200"; fi
-  env $e timeout $(( (560 - SECONDS) / 2 )) build/kite-bench gemm --check-dispatch > $OUT/gemm_$set.txt 2>&1
+  env $e timeout $share build/kite-bench gemm --check-dispatch > $OUT/gemm_$set.txt 2>&1
   echo "gemm check-dispatch, set $set: rc=$? ($SECONDS s)"
   grep -E "^# dispatch|^check-dispatch" $OUT/gemm_$set.txt
 done
