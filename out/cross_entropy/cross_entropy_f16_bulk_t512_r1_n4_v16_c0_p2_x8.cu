@@ -336,6 +336,19 @@ __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, i
   }
 }
 
+// A resident row's chunk: a whole one (kChunk <= n, the same in every thread)
+// with no test per access, else load_chunk's.  ncu (H100, session 28): 4-15%
+// fewer instructions in rmsnorm's and layernorm's resident rows.
+__device__ __forceinline__ void load_whole(const elem_t *row, int t, int n, raw_t (&r)[kNv])
+{
+  if (kChunk <= n) {
+#pragma unroll
+    for (int j = 0; j < kNv; ++j) r[j] = ld_stream(row + access_index(0, j, t));
+  } else {
+    load_chunk(row, 0, t, n, r);
+  }
+}
+
 // The row cache: [chunk][access][thread], so a warp's accesses are contiguous.
 // Each thread reads back only what it wrote, so no barrier is needed.  Staged
 // variants keep their stages after it.

@@ -71,18 +71,6 @@ __device__ __forceinline__ void rmsnorm_resident(const raw_t (&r)[kNv], W w_at, 
   else out(std::false_type{});
 }
 
-// A resident row's chunk from global memory: a whole one with no test per
-// access, else element-wise at the tail (load_chunk).
-__device__ __forceinline__ void load_whole(const elem_t *row, int t, int n, raw_t (&r)[kNv])
-{
-  if (kChunk <= n) {
-#pragma unroll
-    for (int j = 0; j < kNv; ++j) r[j] = ld_stream(row + access_index(0, j, t));
-  } else {
-    load_chunk(row, 0, t, n, r);
-  }
-}
-
 struct row_t { raw_t r[kNv]; };
 
 // Resident variants keep w, which every row shares, in shared memory: each
