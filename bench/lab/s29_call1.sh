@@ -1,6 +1,6 @@
 # Session 29, call 1, whichever GPU comes: the three layernorm cluster variants not yet run with
-# load_whole (NOTES Next (session 29) 0), then on an H200 only rmsnorm / layernorm / softmax against
-# torch.compile (s28_call8.sh's check: does rmsnorm's instruction cut close issue 2's 1-2%?).
+# load_whole (NOTES Next (session 29) 0); on an H100 then ncu of layernorm at 16 K, on an H200
+# torch.compile and the retune (below).
 export KITE_COMMIT=${KITE_COMMIT:-s29}
 source .deps/env.sh 2>/dev/null
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
@@ -26,7 +26,20 @@ if ! echo "$G" | grep -q H200; then
   grep -E "issue_stalled" $OUT/ncu.compile.layernorm.16384.txt | awk '{ print $NF, $1 }' | sort -rn | head -8
   cd $OUT && tar czf logs.tgz *.log; rm -f *.log; exit 0
 fi
-PYTHONUNBUFFERED=1 timeout 200 python3 bench/vs_torch.py --op rmsnorm,layernorm,softmax --n 1024,4096,16384,65536 \
-  > $OUT/vs_torch.txt 2>&1
-echo "vs_torch: rc=$? ($SECONDS s)"; grep -E "^(rmsnorm|layernorm|softmax) +[0-9]" $OUT/vs_torch.txt
+# H200: session 27's retune (s27_call1.sh's H200 branch, with these three tests in place of session
+# 24's cluster rows, tested on H100s in session 26): layernorm at every N, softmax / cross_entropy from
+# 24 K, each then against torch.compile; rmsnorm against torch.compile (issue 2's 1-2% at 1 K / 16 K);
+# softmax_bwd from 4 K in the time left.  Copy h200*.tsv from $OUT to bench/tuned/, make gen, commit.
+if ! grep -q " 0 failures, 0 errors" $OUT/summary.txt; then echo "a test failed: no retune"; exit 0; fi
+KITE_TUNE_KEEP_S=30 KITE_OPS=layernorm KITE_VS_OPS=layernorm KITE_TUNE_FROM=64 KITE_CALL_S=130 \
+  bash bench/device_run.sh retune > $OUT/retune1.log 2>&1
+KITE_TUNE_KEEP_S=40 KITE_OPS=softmax,cross_entropy KITE_VS_OPS=softmax,cross_entropy KITE_TUNE_FROM=24576 \
+  KITE_CALL_S=100 bash bench/device_run.sh retune > $OUT/retune2.log 2>&1
+PYTHONUNBUFFERED=1 timeout 70 python3 bench/vs_torch.py --op rmsnorm --n 1024,4096,16384,65536 > $OUT/vs_torch_rms.txt 2>&1
+echo "vs_torch rmsnorm: rc=$? ($SECONDS s)"
+left=$(( 565 - SECONDS ))
+[ $left -gt 60 ] && KITE_TUNE_KEEP_S=20 KITE_OPS=softmax_bwd KITE_VS_OPS=softmax_bwd KITE_TUNE_FROM=4096 \
+  KITE_CALL_S=$left bash bench/device_run.sh retune > $OUT/retune3.log 2>&1
+grep -E "^tune|table|vs_torch rc|^(softmax|cross_entropy|layernorm|softmax_bwd) +[0-9]" $OUT/summary.txt | head -60
+grep -E "^rmsnorm +[0-9]" $OUT/vs_torch_rms.txt
 cd $OUT && tar czf logs.tgz *.log 2>/dev/null; rm -f *.log
