@@ -9,8 +9,11 @@ KITE_BYNAME="layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x8 layernorm_bf16_reg_t512
 echo "byname rc=$? ($SECONDS s)"
 grep -E "build:|prebuilt" $OUT/byname.log | head -2; grep -E "[0-9]+%: Checks|passed|failed|Error" $OUT/byname.log | tail -4
 if ! echo "$G" | grep -q H200; then
-  # H100: layernorm 16 K, where torch.compile stays ahead (0.94x): ncu of kite's two best rows and of
-  # compile's Triton kernel, stall reasons per issued instruction (NOTES Next (session 29) 3)
+  # H100: layernorm 16 K, where torch.compile stays ahead (0.94x): one-row CTAs not persistent
+  # (s29_lnpers.sh), then ncu of kite's two best rows and of compile's Triton kernel, stall reasons
+  # per issued instruction (NOTES Next (session 29) 3)
+  bash bench/lab/s29_lnpers.sh; echo "lnpers done ($SECONDS s)"
+  [ $SECONDS -gt 420 ] && { cd $OUT && tar czf logs.tgz *.log; rm -f *.log; exit 0; }
   for v in layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 layernorm_bf16_reg_t512_r1_n4_v16_c0_p1; do
     echo "== $v"
     KITE_NCU_OP=layernorm KITE_NCU_N=16384 KITE_NCU_VARIANT=$v KITE_CALL_S=400 bash bench/device_run.sh ncurow
