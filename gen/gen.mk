@@ -27,7 +27,7 @@ build/gen/%.o: gen/%.c $(KG_HDRS)
 	@mkdir -p build/gen
 	$(CC) $(KG_CFLAGS) -c -o $@ $<
 
-build/test_gen: tests/test_gen.c $(KG_LIB_OBJS) $(KG_HDRS)
+build/test_gen: tests/test_gen.c tests/kt_check.h $(KG_LIB_OBJS) $(KG_HDRS)
 	@mkdir -p build
 	$(CC) $(KG_CFLAGS) $(KG_CHECK_CFLAGS) -Igen -o $@ tests/test_gen.c \
 	  $(KG_LIB_OBJS) $(KG_CHECK_LIBS) $(KG_LIBS)

@@ -7,6 +7,7 @@
  *   kt_out_atol            an output dtype's absolute tolerance (f16 subnormals)
  *   KT_CUDA_CHECK(e)       fails the running Check test on a CUDA error
  *   KT_KITE_OK(e)          fails the running Check test unless e is KITE_OK
+ *   KT_ASSERT_HAS(t, p)    (kt_check.h) fails it unless p occurs in t
  *
  * Define _POSIX_C_SOURCE before including any header if the file is compiled
  * with -std=c11 (getpid, setenv, clock_gettime need it); this header does it
@@ -32,6 +33,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kite.h"
+#include "kt_check.h"
 
 /* ---- CUDA and kite status checks ---------------------------------------- */
 

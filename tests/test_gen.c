@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <utime.h>
 #include "kg.h"
+#include "kt_check.h"
 
 #define FIX "tests/fixtures/gen/"
 #define OLD_TIME 1000000000  /* an mtime no run of the tests can produce */
@@ -330,22 +331,22 @@ START_TEST(test_interp_golden) {
   check_golden(out, "interp", files);
   /* the points the golden file makes, spelled out */
   cu = slurp(cat(out, files[0]));
-  ck_assert_ptr_nonnull(strstr(cu, "int=3 neg=-3 float_int=3 float=0.75 "
-                                   "tiny=0.10000000000000001 "
-                                   "big=9007199254740992 "
-                                   "huge=9.2233720368547758e+18\n"));
-  ck_assert_ptr_nonnull(strstr(cu, "str=s3 bool=true false=false\n"));
-  ck_assert_ptr_nonnull(strstr(cu, "nested=3 braces=}{ quote=\"} long=} "
-                                   "level=]]}\n"));
-  ck_assert_ptr_nonnull(strstr(cu, "escape=${NOT_INTERPOLATED} then 3\n"));
-  ck_assert_ptr_nonnull(strstr(cu, "#line 8 \"" FIX "interp/interp/"
-                                   "interp.cu.tpl\"\nodd 1\n#line 10 "));
-  ck_assert_ptr_nonnull(strstr(cu, "twice=6 len=3 concat=1,2,3 fmt=003\n"));
-  ck_assert_ptr_nonnull(strstr(cu, "line1\nline2\n#line 18 "));
-  ck_assert_ptr_nonnull(strstr(cu, "lib=42\n"));
-  ck_assert_ptr_nonnull(strstr(cu, "  (x) * 2 + \\\n  0\n#line 27 "));
-  ck_assert_ptr_nonnull(strstr(cu, "pairs: 1=y 2.5=z 3=x a=2 b=1 c=3\n"));
-  ck_assert_ptr_nonnull(strstr(cu, "without a newline 3\n"));
+  KT_ASSERT_HAS(cu, "int=3 neg=-3 float_int=3 float=0.75 "
+                    "tiny=0.10000000000000001 "
+                    "big=9007199254740992 "
+                    "huge=9.2233720368547758e+18\n");
+  KT_ASSERT_HAS(cu, "str=s3 bool=true false=false\n");
+  KT_ASSERT_HAS(cu, "nested=3 braces=}{ quote=\"} long=} "
+                    "level=]]}\n");
+  KT_ASSERT_HAS(cu, "escape=${NOT_INTERPOLATED} then 3\n");
+  KT_ASSERT_HAS(cu, "#line 8 \"" FIX "interp/interp/"
+                    "interp.cu.tpl\"\nodd 1\n#line 10 ");
+  KT_ASSERT_HAS(cu, "twice=6 len=3 concat=1,2,3 fmt=003\n");
+  KT_ASSERT_HAS(cu, "line1\nline2\n#line 18 ");
+  KT_ASSERT_HAS(cu, "lib=42\n");
+  KT_ASSERT_HAS(cu, "  (x) * 2 + \\\n  0\n#line 27 ");
+  KT_ASSERT_HAS(cu, "pairs: 1=y 2.5=z 3=x a=2 b=1 c=3\n");
+  KT_ASSERT_HAS(cu, "without a newline 3\n");
   free(cu);
   run_free(r);
   rm_rf(d);
@@ -364,16 +365,16 @@ START_TEST(test_sandbox) {
   ck_assert_msg(r.rc == 0, "%s", r.err);
   check_golden(out, "sandbox", files);
   ck_assert(!exists("/tmp/kite-gen-pwned"));
-  ck_assert_ptr_nonnull(strstr(r.err, "print goes to stderr from sandbox_1\n"));
+  KT_ASSERT_HAS(r.err, "print goes to stderr from sandbox_1\n");
   cu = slurp(cat(out, files[1]));  /* the second run saw no leaks */
-  ck_assert_ptr_nonnull(strstr(cu, "globals: os=nil io=nil debug=nil "
-                                   "package=nil coroutine=nil\n"));
-  ck_assert_ptr_nonnull(strstr(cu, "dump=nil method_dump=nil\n"));
-  ck_assert_ptr_nonnull(strstr(cu, "module 'os' not found"));
-  ck_assert_ptr_nonnull(strstr(cu, "module name '../x' not allowed"));
-  ck_assert_ptr_nonnull(strstr(cu, "attempt to load a binary chunk"));
-  ck_assert_ptr_nonnull(strstr(cu, "random: nil nil floor=2\n"));
-  ck_assert_ptr_nonnull(strstr(cu, "string.leak=nil LEAK=nil _G.LEAK=nil"));
+  KT_ASSERT_HAS(cu, "globals: os=nil io=nil debug=nil "
+                    "package=nil coroutine=nil\n");
+  KT_ASSERT_HAS(cu, "dump=nil method_dump=nil\n");
+  KT_ASSERT_HAS(cu, "module 'os' not found");
+  KT_ASSERT_HAS(cu, "module name '../x' not allowed");
+  KT_ASSERT_HAS(cu, "attempt to load a binary chunk");
+  KT_ASSERT_HAS(cu, "random: nil nil floor=2\n");
+  KT_ASSERT_HAS(cu, "string.leak=nil LEAK=nil _G.LEAK=nil");
   free(cu);
   run_free(r);
   rm_rf(d);
@@ -419,7 +420,7 @@ START_TEST(test_only) {
                       "dtype=bf16 threads=128\n");
   free(s);
   s = slurp(cat(out, "kite_table.c"));
-  ck_assert_ptr_nonnull(strstr(s, "kite_variants_len = 2;\n"));
+  KT_ASSERT_HAS(s, "kite_variants_len = 2;\n");
   ck_assert_ptr_null(strstr(s, "beta"));
   free(s);
   run_free(r);
@@ -470,7 +471,7 @@ START_TEST(test_write_if_changed) {
   ck_assert_str_eq(r.err, "kite-gen: 5 variants, 1 written, 6 unchanged, "
                           "0 removed\n");
   s = slurp(one);
-  ck_assert_ptr_nonnull(strstr(s, "// beta block=1"));
+  KT_ASSERT_HAS(s, "// beta block=1");
   ck_assert_int_ne(mtime(one), OLD_TIME);
   ck_assert_int_eq(nfiles(out), 7);  /* no temp files left */
   free(s);
@@ -499,7 +500,7 @@ START_TEST(test_stale_removed) {
   /* with --only, the other variants are stale too; beta/ goes away */
   r = run_args("--only", "beta_b1", "-t", FIX "basic", "-o", out, NULL);
   ck_assert_int_eq(r.rc, 0);
-  ck_assert_ptr_nonnull(strstr(r.err, "4 removed"));
+  KT_ASSERT_HAS(r.err, "4 removed");
   ck_assert(exists(cat(out, "beta/beta_b1.cu")));
   ck_assert(!exists(cat(out, "beta/beta_b2.cu")));
   ck_assert(exists(cat(out, "alpha/notes.txt")));
@@ -521,8 +522,8 @@ START_TEST(test_failure_writes_nothing) {
   spit(cat(out, "alpha/stale.cu"), "// would be removed by a good run\n");
   r = gen(FIX "err_late", out);  /* op a is fine, op b fails expanding */
   ck_assert_int_eq(r.rc, 1);
-  ck_assert_ptr_nonnull(strstr(r.err, FIX "err_late/b/x.cu.tpl:2: late "
-                                      "failure\n"));
+  KT_ASSERT_HAS(r.err, FIX "err_late/b/x.cu.tpl:2: late "
+                       "failure\n");
   for (i = 0; basic_files[i]; i++) {
     char *now = slurp(cat(out, basic_files[i]));
     ck_assert_str_eq(now, before[i]);
@@ -688,13 +689,13 @@ START_TEST(test_insn_limit_api) {
   r = run_opts(&o);
   ck_assert_double_lt(now() - t0, 0.5);
   ck_assert_int_eq(r.rc, 1);
-  ck_assert_ptr_nonnull(strstr(r.err, "x.cu.tpl:2: instruction limit "
-                                      "exceeded\n"));
+  KT_ASSERT_HAS(r.err, "x.cu.tpl:2: instruction limit "
+                       "exceeded\n");
   run_free(r);
   o.tpl_dir = FIX "err_runaway_pcall";
   r = run_opts(&o);
   ck_assert_int_eq(r.rc, 1);
-  ck_assert_ptr_nonnull(strstr(r.err, "instruction limit exceeded"));
+  KT_ASSERT_HAS(r.err, "instruction limit exceeded");
   run_free(r);
 }
 END_TEST
@@ -726,18 +727,18 @@ END_TEST
 START_TEST(test_usage) {
   run r = run_args("--bogus", NULL);
   ck_assert_int_eq(r.rc, 2);
-  ck_assert_ptr_nonnull(strstr(r.err, "--bogus: unknown argument\nusage:"));
+  KT_ASSERT_HAS(r.err, "--bogus: unknown argument\nusage:");
   run_free(r);
   r = run_args("-t", NULL);
   ck_assert_int_eq(r.rc, 2);
-  ck_assert_ptr_nonnull(strstr(r.err, "-t: needs a value"));
+  KT_ASSERT_HAS(r.err, "-t: needs a value");
   run_free(r);
   r = run_args("extra", NULL);
   ck_assert_int_eq(r.rc, 2);
   run_free(r);
   r = run_args("-h", NULL);
   ck_assert_int_eq(r.rc, 0);
-  ck_assert_ptr_nonnull(strstr(r.out, "usage: kite-gen"));
+  KT_ASSERT_HAS(r.out, "usage: kite-gen");
   run_free(r);
   r = run_args("-t", "no/such/dir", "--list", NULL);
   ck_assert_int_eq(r.rc, 1);
@@ -770,12 +771,12 @@ START_TEST(test_tuned_rules) {
   r = run_args("-t", FIX "basic", "-o", out, "--tuned", tsv, NULL);
   ck_assert_msg(r.rc == 0, "%s", r.err);
   s = slurp(cat(out, "kite_table.c"));
-  ck_assert_ptr_nonnull(strstr(s,
+  KT_ASSERT_HAS(s,
     "  {\"alpha\", KITE_BF16, KITE_BF16, 4096, 1024, 0, 12.000000f, "
     "10.000000f, 0.000000f, 2, 12.500f},\n"
     "  {\"beta\", KITE_F32, KITE_BF16, 256, 512, 64, 8.000000f, 9.000000f, "
-    "6.000000f, 4, 3.250f},\n};\n"));
-  ck_assert_ptr_nonnull(strstr(s, "  {\"\", kite_rules_0, 2, kite_gemm_models_0, 0, kite_row_spans_0, 0},\n};\n"));
+    "6.000000f, 4, 3.250f},\n};\n");
+  KT_ASSERT_HAS(s, "  {\"\", kite_rules_0, 2, kite_gemm_models_0, 0, kite_row_spans_0, 0},\n};\n");
   free(s);
   run_free(r);
   rm_rf(d);
