@@ -13,7 +13,7 @@ if ! echo "$G" | grep -q H200; then
   # (s29_lnpers.sh), then ncu of kite's two best rows and of compile's Triton kernel, stall reasons
   # per issued instruction (NOTES Next (session 29) 3)
   bash bench/lab/s29_lnpers.sh; echo "lnpers done ($SECONDS s)"
-  [ $SECONDS -gt 420 ] && { cd $OUT && tar czf logs.tgz *.log; rm -f *.log; exit 0; }
+  [ $SECONDS -gt $(( ${S29_END:-565} - 145 )) ] && { cd $OUT && tar czf logs.tgz *.log; rm -f *.log; exit 0; }
   for v in layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 layernorm_bf16_reg_t512_r1_n4_v16_c0_p1; do
     echo "== $v"
     KITE_NCU_OP=layernorm KITE_NCU_N=16384 KITE_NCU_VARIANT=$v KITE_CALL_S=400 bash bench/device_run.sh ncurow
@@ -40,7 +40,7 @@ KITE_TUNE_KEEP_S=40 KITE_OPS=softmax,cross_entropy KITE_VS_OPS=softmax,cross_ent
   KITE_CALL_S=100 bash bench/device_run.sh retune > $OUT/retune2.log 2>&1
 PYTHONUNBUFFERED=1 timeout 70 python3 bench/vs_torch.py --op rmsnorm --n 1024,4096,16384,65536 > $OUT/vs_torch_rms.txt 2>&1
 echo "vs_torch rmsnorm: rc=$? ($SECONDS s)"
-left=$(( 565 - SECONDS ))
+left=$(( ${S29_END:-565} - SECONDS ))
 [ $left -gt 60 ] && KITE_TUNE_KEEP_S=20 KITE_OPS=softmax_bwd KITE_VS_OPS=softmax_bwd KITE_TUNE_FROM=4096 \
   KITE_CALL_S=$left bash bench/device_run.sh retune > $OUT/retune3.log 2>&1
 grep -E "^tune|table|vs_torch rc|^(softmax|cross_entropy|layernorm|softmax_bwd) +[0-9]" $OUT/summary.txt | head -60
