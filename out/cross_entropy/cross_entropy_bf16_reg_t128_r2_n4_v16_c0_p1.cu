@@ -38,13 +38,16 @@ constexpr bool kTwoPass = false;         // the op reads the row a second time f
 constexpr int kWeightRows = 0;         // weight rows (w, b) kept in dynamic shared memory
 constexpr int kSplitChunks = 0;        // chunks of a streaming row one CTA takes (0: the whole row)
 // A grid of as many CTAs (clusters) as fit the GPU at once, each walking row
-// blocks: when it prefetches, when a CTA of one row copies weight rows into
-// shared memory, so that it does so once, not once per row (w and b are twice
-// the row's bytes), and for cluster rows, which ask L2 for their next row
-// while they reduce this one.  CTAs of several rows share the copy already,
-// and ran faster one per row block on the H200 (layernorm, N = 1024: 0.95x
+// blocks: when it prefetches, for cluster rows, which ask L2 for their next
+// row while they reduce this one, and when a CTA that fills its SM alone
+// copies weight rows into shared memory, so that it does so once, not once
+// per row (w and b are twice the row's bytes).  Else one CTA per row block,
+// the weight rows read from L2 each time: where other CTAs share the SM their
+// loads hide that copy, and the hardware spreads the last row blocks evenly
+// (H100, layernorm one-row rows: 9-10% faster at 4 K-16 K with 2-8 CTAs an
+// SM, 8% slower with one; H200, N = 1024, rows of several a CTA: 0.95x
 // torch.compile against 0.85x persistent).
-constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kRows == 1);
+constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kRows == 1 && kMinCtas == 1);
 
 __device__ __forceinline__ float to_f32(elem_t v) { return __bfloat162float(v); }
 __device__ __forceinline__ elem_t from_f32(float v) { return __float2bfloat16_rn(v); }
