@@ -1,5 +1,5 @@
 # Session 30, whichever GPU comes, on main's tree; carry [".deps", ".prebuilt", ".abbranch"].
-# .abbranch: wip/s30-loadrow's kite-bench, test_gpu and test_norm (xz), built off the GPU machine
+# .abbranch/bins.tar.xz: wip/s30-loadrow's kite-bench, test_gpu and test_norm, built off the GPU machine
 # (the register-mode load_row loads whole chunks without a test per access for every op, as
 # rmsnorm's and layernorm's x rows did; lane_fold; layernorm's CTA count computed once).
 # S30_END (default 560, seconds from the start) bounds it.  Most valuable part first.
@@ -21,10 +21,8 @@ if echo "$G" | grep -q H200; then
   S29_END=$(( END - SECONDS )) exec bash bench/lab/s29_call1.sh --retune-only   # it packs the logs
 fi
 B=/tmp/abb; mkdir -p $B/t
-for f in kite-bench test_gpu test_norm; do
-  python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
-    .abbranch/$f.xz $B/$f && chmod +x $B/$f
-done
+python3 -c 'import lzma, tarfile, sys; tarfile.open(fileobj=lzma.open(sys.argv[1])).extractall(sys.argv[2])' \
+  .abbranch/bins.tar.xz $B; ls $B
 OPS=softmax,softmax_bwd,cross_entropy,cross_entropy_bwd,rmsnorm_bwd,layernorm,layernorm_bwd
 for r in 1 2 3; do
   for L in main branch; do
