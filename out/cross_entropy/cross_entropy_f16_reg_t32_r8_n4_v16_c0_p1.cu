@@ -341,7 +341,10 @@ __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, i
 
 // A resident row's chunk: a whole one (kChunk <= n, the same in every thread)
 // with no test per access, else load_chunk's.  ncu (H100, session 28): 4-15%
-// fewer instructions in rmsnorm's and layernorm's resident rows.
+// fewer instructions in rmsnorm's and layernorm's resident rows.  Only their
+// x rows take it: as every op's register load_row (H100, session 30) it made
+// cross-entropy's cluster rows 5% faster but layernorm_bwd's dispatched 16 K
+// row (reg t256 x2) 12% slower and rmsnorm_bwd's cluster rows up to 6%.
 __device__ __forceinline__ void load_whole(const elem_t *row, int t, int n, raw_t (&r)[kNv])
 {
   if (kChunk <= n) {
@@ -422,6 +425,17 @@ struct op_sum2 {   // two sums reduced together: one barrier for both
 // What row_reduce moves of a float or a float2 between lanes (st_async_peer below: between CTAs).
 __device__ __forceinline__ float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 __device__ __forceinline__ float2 shfl_xor(float2 v, int o) { return make_float2(shfl_xor(v.x, o), shfl_xor(v.y, o)); }
+
+// v combined by op over each aligned group of kParts lanes, by a butterfly;
+// op commutes, so every lane of a group gets the same bits.
+template <int kParts, typename T, typename Op>
+__device__ __forceinline__ T lane_fold(T v, Op op)
+{
+  static_assert(kParts <= 32 && (kParts & (kParts - 1)) == 0, "a power of two of lanes");
+#pragma unroll
+  for (int o = kParts / 2; o > 0; o >>= 1) v = op(v, shfl_xor(v, o));
+  return v;
+}
 
 // Cluster rows' exchange of their CTAs' values: thread q of each CTA stores
 // its CTA's value into CTA q's slot for it by st.async, counted in bytes on
@@ -527,8 +541,7 @@ __device__ __forceinline__ T cluster_butterfly(T mine, Merge merge)
 template <typename T, typename Op>
 __device__ __forceinline__ T cta_reduce(T v, T (*red)[kRedSlots], Op op)
 {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = op(v, shfl_xor(v, o));
+  v = lane_fold<32>(v, op);
   if constexpr (kWarps > 1) {
     const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
     if (threadIdx.x % 32 == 0) red[r][w] = v;

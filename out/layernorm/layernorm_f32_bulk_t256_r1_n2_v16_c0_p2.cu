@@ -343,7 +343,10 @@ __device__ __forceinline__ void load_chunk(const elem_t *row, int base, int t, i
 
 // A resident row's chunk: a whole one (kChunk <= n, the same in every thread)
 // with no test per access, else load_chunk's.  ncu (H100, session 28): 4-15%
-// fewer instructions in rmsnorm's and layernorm's resident rows.
+// fewer instructions in rmsnorm's and layernorm's resident rows.  Only their
+// x rows take it: as every op's register load_row (H100, session 30) it made
+// cross-entropy's cluster rows 5% faster but layernorm_bwd's dispatched 16 K
+// row (reg t256 x2) 12% slower and rmsnorm_bwd's cluster rows up to 6%.
 __device__ __forceinline__ void load_whole(const elem_t *row, int t, int n, raw_t (&r)[kNv])
 {
   if (kChunk <= n) {
@@ -424,6 +427,17 @@ struct op_sum2 {   // two sums reduced together: one barrier for both
 // What row_reduce moves of a float or a float2 between lanes (st_async_peer below: between CTAs).
 __device__ __forceinline__ float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 __device__ __forceinline__ float2 shfl_xor(float2 v, int o) { return make_float2(shfl_xor(v.x, o), shfl_xor(v.y, o)); }
+
+// v combined by op over each aligned group of kParts lanes, by a butterfly;
+// op commutes, so every lane of a group gets the same bits.
+template <int kParts, typename T, typename Op>
+__device__ __forceinline__ T lane_fold(T v, Op op)
+{
+  static_assert(kParts <= 32 && (kParts & (kParts - 1)) == 0, "a power of two of lanes");
+#pragma unroll
+  for (int o = kParts / 2; o > 0; o >>= 1) v = op(v, shfl_xor(v, o));
+  return v;
+}
 
 // Cluster rows' exchange of their CTAs' values: thread q of each CTA stores
 // its CTA's value into CTA q's slot for it by st.async, counted in bytes on
@@ -529,8 +543,7 @@ __device__ __forceinline__ T cluster_butterfly(T mine, Merge merge)
 template <typename T, typename Op>
 __device__ __forceinline__ T cta_reduce(T v, T (*red)[kRedSlots], Op op)
 {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = op(v, shfl_xor(v, o));
+  v = lane_fold<32>(v, op);
   if constexpr (kWarps > 1) {
     const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
     if (threadIdx.x % 32 == 0) red[r][w] = v;
@@ -1122,17 +1135,6 @@ __device__ __forceinline__ float resident_squares(const raw_t (&x)[kNv], float m
   return q;
 }
 
-// v summed over each aligned group of kParts lanes by a butterfly; addition
-// commutes, so every lane of a group gets the same bits.
-template <int kParts>
-__device__ __forceinline__ float lane_sum(float v)
-{
-  static_assert(kParts <= 32 && (kParts & (kParts - 1)) == 0, "a power of two of lanes");
-#pragma unroll
-  for (int o = 1; o < kParts; o <<= 1) v += shfl_xor(v, o);
-  return v;
-}
-
 // The (sum, squares about the mean) of kParts parts of a row (a CTA's warps, a
 // cluster's CTAs) from each part's (sum, squares about its own mean) v, lane l
 // holding part l mod kParts's, of np elements (n in all): the sum, then each
@@ -1143,27 +1145,28 @@ __device__ __forceinline__ float lane_sum(float v)
 template <int kParts>
 __device__ __forceinline__ float2 merge_parts(float2 v, float np, float n)
 {
-  const float s = lane_sum<kParts>(v.x);
+  const float s = lane_fold<kParts>(v.x, op_sum{});
   const float d = np > 0.f ? v.x / np - s / n : 0.f;
-  return make_float2(s, lane_sum<kParts>(fmaf(np * d, d, v.y)));
+  return make_float2(s, lane_fold<kParts>(fmaf(np * d, d, v.y), op_sum{}));
 }
 
 // The (sum, squares about its mean) of the CTA's part of a resident row, with
 // one CTA barrier: each warp's sum by shuffles, the squares about the warp's
 // own mean likewise, then the warps' pairs through shared memory (m: a slot a
 // warp), merged by merge_parts.  t: the thread's index in the row; s: the sum
-// of its elements.  Every thread of the CTA calls it.
-__device__ __forceinline__ float2 cta_moments(const raw_t (&x)[kNv], float s, float2 (*m)[kRedSlots], int t, int n)
+// of its elements; nc: the CTA's elements of the row.  Every thread of the
+// CTA calls it.
+__device__ __forceinline__ float2 cta_moments(const raw_t (&x)[kNv], float s, float2 (*m)[kRedSlots], int t, int n,
+                                              float nc)
 {
   const int lane = threadIdx.x % 32, t0 = t - threadIdx.x % kThreads;   // t0: the CTA's first thread in the row
-  s = lane_sum<32>(s);
+  s = lane_fold<32>(s, op_sum{});
   const float nw = (float)span_elems(n, t - lane, 32);
-  const float q = lane_sum<32>(resident_squares(x, nw > 0.f ? s / nw : 0.f, t, n));
+  const float q = lane_fold<32>(resident_squares(x, nw > 0.f ? s / nw : 0.f, t, n), op_sum{});
   if constexpr (kWarps == 1) return make_float2(s, q);
   const int r = threadIdx.x / kThreads, w = lane % kWarps;
   if (lane == 0) m[r][threadIdx.x % kThreads / 32] = make_float2(s, q);
   __syncthreads();
-  const float nc = (float)span_elems(n, t0, kThreads);
   return nc > 0.f ? merge_parts<kWarps>(m[r][w], (float)span_elems(n, t0 + w * 32, 32), nc) : make_float2(0.f, 0.f);
 }
 
@@ -1180,8 +1183,8 @@ __device__ __forceinline__ stats_t moments_stats(float2 m, int n, float eps)
 __device__ __forceinline__ stats_t cluster_stats(const raw_t (&x)[kNv], float s, red_t &red, int t, int n, float eps,
                                                  float *mc, float *c)
 {
-  const float2 cm = cta_moments(x, s, red.m, t, n);
   const float nc = (float)span_elems(n, t - threadIdx.x % kThreads, kThreads);
+  const float2 cm = cta_moments(x, s, red.m, t, n, nc);
   *mc = nc > 0.f ? cm.x / nc : 0.f;
   const float2 *v = cluster_exchange(cm);
   const int r = threadIdx.x % kCluster;
@@ -1256,7 +1259,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
       if constexpr (kCluster > 1) {
         st = cluster_stats(r.x, s, red[k], p.t, n, a.eps, &m, &c);
       } else {
-        st = moments_stats(cta_moments(r.x, s, red[k].m, p.t, n), n, a.eps);
+        st = moments_stats(cta_moments(r.x, s, red[k].m, p.t, n, (float)n), n, a.eps);   // one CTA holds the row
         m = st.mean;
       }
       elem_t *y = row_out(a.y, a.ldy, p);
