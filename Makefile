@@ -56,8 +56,9 @@ build: $(KITE_LIB_A) $(KITE_LIB_SO)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 TEST_BINS := build/test_runtime build/test_gpu build/test_norm build/test_gemm build/test_tune build/test_dist
+TEST_HDRS := tests/kite_test.h tests/kt_check.h   # what every CUDA test binary includes
 
-build/test_%: tests/test_%.c tests/kite_test.h tests/kt_check.h build/libkite.a
+build/test_%: tests/test_%.c $(TEST_HDRS) build/libkite.a
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests $< -o $@ build/libkite.a $(CHECK_LIBS) $(LDLIBS)
 
 # test_gemm's data, float64 reference and checks run on the device: a .cu of
@@ -66,11 +67,11 @@ build/tests/kt_gemm_ref.o: tests/kt_gemm_ref.cu tests/kt_gemm_ref.h runtime/kite
 	@mkdir -p $(dir $@)
 	$(KITE_NVCC) -O3 -std=c++17 $(KITE_ARCH) -Xcompiler -Wall,-Wextra,-Werror -Iruntime -Itests -c $< -o $@
 
-build/test_gemm: tests/test_gemm.c tests/kite_test.h tests/kt_check.h tests/kt_gemm_ref.h build/tests/kt_gemm_ref.o build/libkite.a
+build/test_gemm: tests/test_gemm.c $(TEST_HDRS) tests/kt_gemm_ref.h build/tests/kt_gemm_ref.o build/libkite.a
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests $< -o $@ build/tests/kt_gemm_ref.o build/libkite.a $(CHECK_LIBS) $(LDLIBS)
 
 # test_tune drives the tune's supervisor, which lives with the bench.
-build/test_tune: tests/test_tune.c tests/kite_test.h tests/kt_check.h bench/bench_util.c bench/bench_util.h build/libkite.a
+build/test_tune: tests/test_tune.c $(TEST_HDRS) bench/bench_util.c bench/bench_util.h build/libkite.a
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -Itests -Ibench $< bench/bench_util.c -o $@ build/libkite.a $(CHECK_LIBS) $(LDLIBS)
 
 # The test binaries are built only after `all` is done, so that a parallel
