@@ -1098,22 +1098,6 @@ __device__ __forceinline__ void copy_slots(const elem_t *v, int t, int n, raw_t 
   }
 }
 
-// Resident rows that read w and b from global memory (rowops.global_w).
-constexpr bool kGlobalWeights = false;
-
-// This thread's access j of weight row v (b may be absent: zeros), from its
-// shared-memory slot, or from global memory where the variant keeps none
-// (kGlobalWeights; zeros past n).
-__device__ __forceinline__ raw_t weight_access(const elem_t *v, const raw_t *slots, int j, int t, int n)
-{
-  if constexpr (kGlobalWeights) {
-    const int i = access_index(0, j, t);
-    return v && i < n ? load_raw(v, i, n, 0.f) : splat(0.f);
-  } else {
-    return slots[j * kCtaThreads + threadIdx.x];
-  }
-}
-
 __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kite_row_args a)
 {
   __shared__ red_t red[2];
@@ -1132,7 +1116,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
         if constexpr (kStaged) load_row(row_in(a.x, a.ldx, p), p, n, r.x, 0.f);
         else load_whole(row_in(a.x, a.ldx, p), p.t, n, r.x);   // H100, 16 K: 1.3% faster
       }
-      if (!kGlobalWeights && !wb_copied) {   // (no slots to copy into otherwise)
+      if (!wb_copied) {
         copy_slots(w, p.t, n, w_s);
         if (b) copy_slots(b, p.t, n, b_s);
         else {
@@ -1145,7 +1129,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
     }, [&](place_t p) {
       prefetch_row(row_in(a.x, a.ldx, p), p, n);
     }, [&](place_t p, const row_t &r, int k) {
-      if constexpr (!kGlobalWeights) cp_async_wait();   // this thread's w and b slots (a no-op after the first row block)
+      cp_async_wait();   // this thread's w and b slots (a no-op after the first row block)
       // x stays raw (0 past the row's end), converted for the sum, the squares and y
       float s = 0.f, m = 0.f, c = 0.f;   // m: what y centres x on (the row's mean; a cluster row's CTA's)
 #pragma unroll
@@ -1166,7 +1150,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) layernorm_fwd(const kit
       const int lim = p.live ? n : 0;   // dead rows store nothing
 #pragma unroll
       for (int j = 0; j < kNv; ++j)
-        access_y(r.x[j], m, weight_access(w, w_s, j, p.t, n), weight_access(b, b_s, j, p.t, n), st.rs, c,
+        access_y(r.x[j], m, w_s[j * kCtaThreads + threadIdx.x], b_s[j * kCtaThreads + threadIdx.x], st.rs, c,
                  access_index(0, j, p.t), lim, y);
       store_stats(a, p, st);   // after y: fewer registers live across its stores
     });

@@ -88,17 +88,10 @@ function M.staged(p) return p.mode == "bulk" or p.mode == "stream" end
 -- Modes that hold one chunk per row (the whole row).
 function M.resident(p) return p.mode == "reg" or p.mode == "bulk" end
 
--- Resident variants whose weight rows stay in global memory, read through L1
--- where they are used (opts.global_w: a function of the point): shared
--- memory then holds the stages of two CTAs an SM.
-function M.global_w(p, opts)
-  return opts.global_w ~= nil and opts.global_w(p)
-end
-
 -- Shared memory of the weight rows a resident variant keeps (opts.shared_w:
 -- the number of such rows, w and b for layernorm), one slot per access.
 function M.weight_smem(p, opts)
-  if not (opts.shared_w and M.resident(p)) or M.global_w(p, opts) then return 0 end
+  if not (opts.shared_w and M.resident(p)) then return 0 end
   return p.nv * p.threads * p.rows * 16 * opts.shared_w
 end
 
@@ -193,17 +186,11 @@ M.OPS = {
   -- in two passes (each chunk's moments merged into the thread's, then the
   -- output from the row cache or L2); bulk rows of two stages (the next row
   -- block's x in shared memory, not registers); register cluster rows of
-  -- 1024 threads too (bf16, f32; f16's spill as its 512-thread rows do).
-  -- Bulk cluster rows read w and b through L1 (global_w), so that their
-  -- stages fit twice an SM (H100, 256 K, bulk t512 x16 with both in shared
-  -- memory: one CTA an SM, 4 warps a scheduler issuing 0.54 a cycle, 491 us,
-  -- where rmsnorm's, two CTAs an SM, took 369)
+  -- 1024 threads too (bf16, f32; f16's spill as its 512-thread rows do)
   layernorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 2, dynamic_w = true,
                 bulk_first = {}, modes = { reg = true, loop = true, bulk = true }, pipe_max = 1,
                 staged_pipe = 2, t1024_reg_clusters = { bf16 = true, f32 = true },
-                global_w = function(p) return p.mode == "bulk" and p.cluster > 1 end,
                 cluster_occupancy = function(p)
-                  if p.mode == "bulk" then return 1024 end
                   local two = p.cluster == 2 or (p.mode == "reg" and p.dtype ~= "f16")   -- f16 x4-x16: 4 bytes spill
                   return p.threads == 512 and two and 1024 or 512
                 end },
@@ -486,7 +473,7 @@ constexpr int kSplitChunks = %d;        // chunks of a streaming row one CTA tak
 constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kRows == 1 && kMinCtas == 1);
 ]], d.ctype, p.threads, p.cluster, p.rows, p.nv, vec, tostring(M.resident(p)), tostring(M.staged(p)),
     M.staged_ops(p, opts), M.min_ctas(p, opts), p.pipe, p.cache, tostring(opts.two_pass),
-    (opts.dynamic_w and M.weight_smem(p, opts) > 0) and opts.shared_w or 0, p.split))
+    (opts.dynamic_w and M.resident(p)) and opts.shared_w or 0, p.split))
   add(d.convert())
   add(d.words())
   add(ptx.helpers({ "SMEM", "CLUSTER", "PREFETCH", "MBARRIER" }))
