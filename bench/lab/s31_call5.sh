@@ -1,0 +1,39 @@
+# Session 31, call 5, any GPU: layernorm's resident rows divide by the reciprocal (div_fast,
+# __fdividef) in their per-row reductions: eight IEEE divisions a row a thread in the cluster rows.
+#  1. every layernorm forward variant by name (the resident ones changed);
+#  2. A/B in one call: the carried kite-bench of 7a6e2824 (.abbranch/oldbench.tar.xz; its layernorm
+#     kernels are 4b500750's) against this tree's, every bf16 variant at 1 K-256 K, three rounds
+#     alternating (M·N = 2^28); per variant and N the median of the rounds, and new / old.
+# S31_END (default 560 s) bounds it.
+export KITE_COMMIT=${KITE_COMMIT:-s31}
+source .deps/env.sh 2>/dev/null
+END=${S31_END:-560}
+G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
+KITE_BYNAME='layernorm_bf16_* layernorm_f16_* layernorm_f32_*' KITE_CALL_S=200 bash bench/device_run.sh byname > $OUT/byname.log 2>&1
+echo "byname rc=$? ($SECONDS s)"; grep -E "prebuilt" $OUT/byname.log; grep -A4 "tested by name" $OUT/summary.txt
+grep -E "layernorm.*(Failure|Error)" $OUT/byname_tests.log | head -5
+if ! grep -q " 0 failures, 0 errors" $OUT/summary.txt; then echo "a test failed: stop"; cd $OUT && tar czf logs.tgz *.log; rm -f *.log; exit 0; fi
+tar xJf .abbranch/oldbench.tar.xz -C /tmp
+for r in 1 2 3; do
+  for b in old new; do
+    [ $(( END - SECONDS )) -ge 30 ] || break 2
+    bin=build/kite-bench; [ $b = old ] && bin=/tmp/kite-bench-old
+    timeout 100 $bin --variants --op layernorm --n ${S31_AB_N:-1024,4096,16384,65536,262144} > $OUT/ab.$b.$r.txt 2>&1
+  done
+done
+echo "A/B done ($SECONDS s)"
+# the median of the rounds (the middle of three, the higher of two), old and new (µs), and new / old
+# ("new" sorts first in each pair)
+for b in old new; do
+  cat $OUT/ab.$b.?.txt | awk -v b=$b '$1 == "layernorm" && $4 ~ /^[0-9]+$/ && $5 != "=" {
+    if ($5 == "*") print b, $4, $6, $7; else print b, $4, $5, $6 }'
+done | sort -k3,3 -k2n -k1,1 -k4n | awk '{ k = $1 " " $2 " " $3; v[k] = v[k] " " $4; n[k]++ }
+  END { for (k in v) { split(substr(v[k], 2), a, " "); print k, a[2] } }' | sort -k2n -k3,3 -k1,1 |
+  awk '{ if ($3 == pv && $2 == pn) { printf "%7s %-46s old %7.1f new %7.1f  %.3f\n", $2, $3, $4, po, po / $4 }
+         pv = $3; pn = $2; po = $4 }' > $OUT/ab.txt
+# the dispatched rows, then each N's geomean of new / old
+grep -hE "^layernorm .*=" $OUT/ab.new.1.txt $OUT/ab.old.1.txt
+awk '{ s[$1] += log($NF); c[$1]++ } END { for (n in s) printf "N %7s: %3d variants, geomean new / old %.4f\n", n, c[n], exp(s[n] / c[n]) }' \
+  $OUT/ab.txt | sort -k2n
+sort -k7n $OUT/ab.txt | sed -n '1,4p;$p'
+cd $OUT && tar czf logs.tgz *.log 2>/dev/null; rm -f *.log
