@@ -1019,11 +1019,17 @@ __device__ __forceinline__ float resident_squares(const raw_t (&x)[kNv], float m
   return q;
 }
 
-// a / b for a count b > 0 of a resident row's elements, by the reciprocal
-// (2 ulp), in the reductions of every row: IEEE division took eight
-// instruction sequences a row a thread (H100, 256 K cluster rows, where
-// layernorm issues 1.66 times rmsnorm's instructions).
-__device__ __forceinline__ float div_fast(float a, float b) { return __fdividef(a, b); }
+// a / b for a count b > 0 of a resident row's elements, in the reductions of
+// every row: in cluster rows by the reciprocal (2 ulp), where IEEE division
+// took eight instruction sequences a row a thread (H100, 256 K, where
+// layernorm issues 1.66 times rmsnorm's instructions).  Not in the other
+// rows, nor for the warp's mean in cta_moments: there it made 64-register
+// rows spill (bf16 reg n4, f16).
+__device__ __forceinline__ float div_fast(float a, float b)
+{
+  if constexpr (kCluster > 1) return __fdividef(a, b);
+  else return a / b;
+}
 
 // The (sum, squares about the mean) of kParts parts of a row (a CTA's warps, a
 // cluster's CTAs) from each part's (sum, squares about its own mean) v, lane l
@@ -1052,7 +1058,7 @@ __device__ __forceinline__ float2 cta_moments(const raw_t (&x)[kNv], float s, fl
   const int lane = threadIdx.x % 32, t0 = t - threadIdx.x % kThreads;   // t0: the CTA's first thread in the row
   s = lane_fold<32>(s, op_sum{});
   const float nw = (float)span_elems(n, t - lane, 32);
-  const float q = lane_fold<32>(resident_squares(x, nw > 0.f ? div_fast(s, nw) : 0.f, t, n), op_sum{});
+  const float q = lane_fold<32>(resident_squares(x, nw > 0.f ? s / nw : 0.f, t, n), op_sum{});
   if constexpr (kWarps == 1) return make_float2(s, q);
   const int r = threadIdx.x / kThreads, w = lane % kWarps;
   if (lane == 0) m[r][threadIdx.x % kThreads / 32] = make_float2(s, q);
