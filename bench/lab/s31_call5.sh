@@ -5,12 +5,14 @@
 #  2. A/B in one call: the carried kite-bench of 7a6e2824 (.abbranch/oldbench.tar.xz; its layernorm
 #     kernels are 4b500750's) against this tree's, every bf16 cluster row at 32 K-256 K, three rounds
 #     alternating (M·N = 2^28); per variant and N the median of the rounds, and new / old.
-# S31_END (default 560 s) bounds it.
+# S31_END (default 560 s) bounds it.  For wip/s31-shift (every resident row changed):
+# S31_BYNAME='layernorm_bf16_* layernorm_f16_* layernorm_f32_*' S31_BYNAME_S=200 S31_AB_ONLY='*'
+# S31_AB_N=1024,4096,16384,65536,262144.
 export KITE_COMMIT=${KITE_COMMIT:-s31}
 source .deps/env.sh 2>/dev/null
 END=${S31_END:-560}
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
-KITE_BYNAME='layernorm_bf16_*_x* layernorm_f16_*_x* layernorm_f32_*_x*' KITE_CALL_S=120 bash bench/device_run.sh byname > $OUT/byname.log 2>&1
+KITE_BYNAME=${S31_BYNAME:-'layernorm_bf16_*_x* layernorm_f16_*_x* layernorm_f32_*_x*'} KITE_CALL_S=${S31_BYNAME_S:-120} bash bench/device_run.sh byname > $OUT/byname.log 2>&1
 echo "byname rc=$? ($SECONDS s)"; grep -E "prebuilt" $OUT/byname.log; grep -A4 "tested by name" $OUT/summary.txt
 grep -E "layernorm.*(Failure|Error)" $OUT/byname_tests.log | head -5
 if ! grep -q " 0 failures, 0 errors" $OUT/summary.txt; then echo "a test failed: stop"; cd $OUT && tar czf logs.tgz *.log; rm -f *.log; exit 0; fi
@@ -19,7 +21,7 @@ for r in 1 2 3; do
   for b in old new; do
     [ $(( END - SECONDS )) -ge 30 ] || break 2
     bin=build/kite-bench; [ $b = old ] && bin=/tmp/kite-bench-old
-    timeout 100 $bin --variants --only '*_x*' --op layernorm --n ${S31_AB_N:-32768,65536,131072,262144} > $OUT/ab.$b.$r.txt 2>&1
+    timeout 100 $bin --variants --only "${S31_AB_ONLY:-*_x*}" --op layernorm --n ${S31_AB_N:-32768,65536,131072,262144} > $OUT/ab.$b.$r.txt 2>&1
   done
 done
 echo "A/B done ($SECONDS s)"
