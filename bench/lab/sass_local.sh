@@ -24,7 +24,7 @@ struct.pack_into('<I', b, 48, 0x005a055a)  # EF_CUDA_SM90 | VIRTUAL_SM(90) | 64B
 open(sys.argv[1], 'wb').write(b)
 PY
   $ND /tmp/sass/$v.cubin > /tmp/sass/$v.sass
-  echo "$v: $(grep -cE '^\s+/\*[0-9a-f]{4}\*/ +[@A-Z]' /tmp/sass/$v.sass) instructions"
-  grep -E '^\s+/\*[0-9a-f]{4}\*/ +[@A-Z]' /tmp/sass/$v.sass | sed -E 's/^\s+\/\*[0-9a-f]+\*\/ +(@!?U?P[0-9T] +)?//; s/[ .;].*//' |
+  echo "$v: $(grep -cE '^\s+/\*[0-9a-f]{4,}\*/ +[@A-Z]' /tmp/sass/$v.sass) instructions"
+  grep -E '^\s+/\*[0-9a-f]{4,}\*/ +[@A-Z]' /tmp/sass/$v.sass | sed -E 's/^\s+\/\*[0-9a-f]+\*\/ +(@!?U?P[0-9T] +)?//; s/[ .;].*//' |
     sort | uniq -c | sort -rn | head -${SASS_TOP:-12} | tr '\n' ' '; echo
 done
