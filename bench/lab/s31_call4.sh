@@ -22,15 +22,8 @@ for r in 1 2 3; do
   done
 done
 echo "A/B done ($SECONDS s)"
-# per variant and N: the median of the three rounds, old and new (µs), and new / old ("new" sorts
-# first in each pair)
-for b in old new; do
-  cat $OUT/ab.$b.?.txt | awk -v b=$b '$1 == "layernorm" && $4 ~ /^[0-9]+$/ && $5 != "=" {
-    if ($5 == "*") print b, $4, $6, $7; else print b, $4, $5, $6 }'
-done | sort -k3,3 -k2n -k1,1 -k4n | awk '{ k = $1 " " $2 " " $3; v[k] = v[k] " " $4; n[k]++ }
-  END { for (k in v) { split(substr(v[k], 2), a, " "); print k, a[2] } }' | sort -k2n -k3,3 -k1,1 |
-  awk '{ if ($3 == pv && $2 == pn) { printf "%7s %-46s old %7.1f new %7.1f  %.3f\n", $2, $3, $4, po, po / $4 }
-         pv = $3; pn = $2; po = $4 }' | tee $OUT/ab.txt
+# per variant and N: the median of the rounds, old and new (µs), and new / old
+bash bench/lab/ab_median.sh layernorm $OUT | tee $OUT/ab.txt
 grep -h "bulk_t1024" $OUT/ab.new.?.txt   # new variants: no old time
 grep -hE "^layernorm .*=" $OUT/ab.new.1.txt $OUT/ab.old.1.txt
 if echo "$G" | grep -q H200; then

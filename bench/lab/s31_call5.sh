@@ -25,29 +25,15 @@ for r in 1 2 3; do
   done
 done
 echo "A/B done ($SECONDS s)"
-# the median of the rounds (the middle of three, the higher of two), old and new (µs), and new / old
-# ("new" sorts first in each pair)
-for b in old new; do
-  cat $OUT/ab.$b.?.txt | awk -v b=$b '$1 == "layernorm" && $4 ~ /^[0-9]+$/ && $5 != "=" {
-    if ($5 == "*") print b, $4, $6, $7; else print b, $4, $5, $6 }'
-done | sort -k3,3 -k2n -k1,1 -k4n | awk '{ k = $1 " " $2 " " $3; v[k] = v[k] " " $4; n[k]++ }
-  END { for (k in v) { split(substr(v[k], 2), a, " "); print k, a[2] } }' | sort -k2n -k3,3 -k1,1 |
-  awk '{ if ($3 == pv && $2 == pn) { printf "%7s %-46s old %7.1f new %7.1f  %.3f\n", $2, $3, $4, po, po / $4 }
-         pv = $3; pn = $2; po = $4 }' > $OUT/ab.txt
+# per variant and N: the median of the rounds, old and new (µs), and new / old
+bash bench/lab/ab_median.sh layernorm $OUT > $OUT/ab.txt
 # the dispatched rows, then each N's geomean of new / old
 grep -hE "^layernorm .*=" $OUT/ab.new.1.txt $OUT/ab.old.1.txt
 awk '{ s[$1] += log($NF); c[$1]++ } END { for (n in s) printf "N %7s: %3d variants, geomean new / old %.4f\n", n, c[n], exp(s[n] / c[n]) }' \
   $OUT/ab.txt | sort -k2n
 sort -k7n $OUT/ab.txt | sed -n '1,4p;$p'
-if [ $(( END - SECONDS )) -ge 40 ]; then
-  v=layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16
-  timeout $(( END - SECONDS - 5 )) ncu --clock-control none --launch-skip 1 --launch-count 1 -k "regex:^layernorm_fwd$" \
-    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
-    --section LaunchStats --section SourceCounters \
-    build/kite-bench --op layernorm --n 262144 --warmup 0 --reps 1 --variants --only $v > $OUT/ncu.$v.txt 2>&1
-  echo "== ncu $v rc=$? ($SECONDS s)"
-  grep -E "Duration|DRAM Throughput|Registers Per|Grid Size|Issued Warp|Achieved Occ|Branch Instructions  " $OUT/ncu.$v.txt | head -8
-fi
+[ $(( END - SECONDS )) -ge 40 ] && KITE_NCU_OP=layernorm KITE_NCU_N=262144 \
+  KITE_NCU_VARIANT=layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 KITE_CALL_S=$(( END - SECONDS - 5 )) bash bench/device_run.sh ncurow
 # few files come back: the raw rounds and the logs in two archives
 cd $OUT && tar czf ab_raw.tgz ab.old.* ab.new.* && rm -f ab.old.* ab.new.*
 tar czf logs.tgz *.log 2>/dev/null; rm -f *.log
