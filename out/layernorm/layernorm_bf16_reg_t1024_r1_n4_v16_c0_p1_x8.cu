@@ -1019,6 +1019,18 @@ __device__ __forceinline__ float resident_squares(const raw_t (&x)[kNv], float m
   return q;
 }
 
+// a / b for a count b > 0 of a resident row's elements, in the reductions of
+// every row: in cluster rows by the reciprocal (2 ulp), where IEEE division
+// took eight instruction sequences a row a thread (H100, 256 K, where
+// layernorm issues 1.66 times rmsnorm's instructions).  Not in the other
+// rows, nor for the warp's mean in cta_moments: there it made 64-register
+// rows spill (bf16 reg n4, f16).
+__device__ __forceinline__ float div_fast(float a, float b)
+{
+  if constexpr (kCluster > 1) return __fdividef(a, b);
+  else return a / b;
+}
+
 // The (sum, squares about the mean) of kParts parts of a row (a CTA's warps, a
 // cluster's CTAs) from each part's (sum, squares about its own mean) v, lane l
 // holding part l mod kParts's, of np elements (n in all): the sum, then each
@@ -1030,7 +1042,7 @@ template <int kParts>
 __device__ __forceinline__ float2 merge_parts(float2 v, float np, float n)
 {
   const float s = lane_fold<kParts>(v.x, op_sum{});
-  const float d = np > 0.f ? v.x / np - s / n : 0.f;
+  const float d = np > 0.f ? div_fast(v.x, np) - div_fast(s, n) : 0.f;
   return make_float2(s, lane_fold<kParts>(fmaf(np * d, d, v.y), op_sum{}));
 }
 
@@ -1057,7 +1069,7 @@ __device__ __forceinline__ float2 cta_moments(const raw_t (&x)[kNv], float s, fl
 // A resident row's mean and rstd from its (sum, squares about the mean).
 __device__ __forceinline__ stats_t moments_stats(float2 m, int n, float eps)
 {
-  return { m.x / (float)n, rsqrtf(m.y / (float)n + eps) };
+  return { div_fast(m.x, (float)n), rsqrtf(div_fast(m.y, (float)n) + eps) };
 }
 
 // A cluster row's mean and rstd with one exchange between its CTAs (an
@@ -1069,7 +1081,7 @@ __device__ __forceinline__ stats_t cluster_stats(const raw_t (&x)[kNv], float s,
 {
   const float nc = (float)span_elems(n, t - threadIdx.x % kThreads, kThreads);
   const float2 cm = cta_moments(x, s, red.m, t, n, nc);
-  *mc = nc > 0.f ? cm.x / nc : 0.f;
+  *mc = nc > 0.f ? div_fast(cm.x, nc) : 0.f;
   const float2 *v = cluster_exchange(cm);
   const int r = threadIdx.x % kCluster;
   const stats_t st = moments_stats(merge_parts<kCluster>(v[r], (float)span_elems(n, r * kThreads, kThreads), (float)n),
