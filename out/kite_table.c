@@ -491,49 +491,61 @@ cudaError_t kite_v_layernorm_f32_bulk_t64_r4_n2_v16_c0_p2(const void *args, cuda
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_loop_t512_r1_n2_v16_c6_p1(const void *args, cudaStream_t stream);
@@ -750,44 +762,56 @@ cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p2(const void *args, cud
 cudaError_t kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x8(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x16(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2(const void *args, cudaStream_t stream);
@@ -1703,49 +1727,61 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
   {"layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x2},
+  {"layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x2", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x2},
   {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "layernorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F16, KITE_F16, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x2", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x2},
   {"layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "layernorm", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 4097, 8192, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2},
   {"layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x2},
+  {"layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x2", "layernorm", KITE_F32, KITE_F32, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x2},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
   {"layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x4},
+  {"layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x4", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x4},
   {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "layernorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x4", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x4},
   {"layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "layernorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 8193, 16384, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4},
   {"layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x4},
+  {"layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x4", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x4},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
   {"layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x8},
+  {"layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x8", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x8},
   {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "layernorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x8", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x8},
   {"layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "layernorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 16385, 32768, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8},
   {"layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x8},
+  {"layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x8", "layernorm", KITE_F32, KITE_F32, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x8},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x16", "layernorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x16},
   {"layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16", "layernorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16},
   {"layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16", "layernorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F16, KITE_F16, 131073, 262144, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x16", "layernorm", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x16},
   {"layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16", "layernorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16},
   {"layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16", "layernorm", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F32, KITE_F32, 32769, 65536, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16", "layernorm", KITE_F32, KITE_F32, 65537, 131072, 16, 3, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x16", "layernorm", KITE_F32, KITE_F32, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x16},
   {"layernorm_bf16_loop_t512_r1_n2_v16_c6_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bf16_loop_t512_r1_n2_v16_c6_p1},
   {"layernorm_f16_loop_t512_r1_n2_v16_c6_p1", "layernorm", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_f16_loop_t512_r1_n2_v16_c6_p1},
   {"layernorm_f32_loop_t512_r1_n2_v16_c6_p1", "layernorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_f32_loop_t512_r1_n2_v16_c6_p1},
@@ -1962,44 +1998,56 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4", "rmsnorm", KITE_F32, KITE_F32, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_stream_t512_r1_n2_v16_c0_p4},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x2", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x2},
   {"rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2", "rmsnorm", KITE_BF16, KITE_BF16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F16, KITE_F16, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x2", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x2},
   {"rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2", "rmsnorm", KITE_F16, KITE_F16, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x2},
   {"rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F32, KITE_F32, 4097, 8192, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x2},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x2},
+  {"rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x2", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x2},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x4", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x4},
   {"rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4", "rmsnorm", KITE_BF16, KITE_BF16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x4", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x4},
   {"rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4", "rmsnorm", KITE_F16, KITE_F16, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4},
   {"rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x4},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F32, KITE_F32, 8193, 16384, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x4},
+  {"rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x4", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x4},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x8", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x8},
   {"rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8", "rmsnorm", KITE_BF16, KITE_BF16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x8", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x8},
   {"rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8", "rmsnorm", KITE_F16, KITE_F16, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8},
   {"rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F32, KITE_F32, 16385, 32768, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8},
+  {"rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x8", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x8},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x16", "rmsnorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n8_v16_c0_p1_x16},
   {"rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16", "rmsnorm", KITE_BF16, KITE_BF16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16},
   {"rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16", "rmsnorm", KITE_BF16, KITE_BF16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F16, KITE_F16, 131073, 262144, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x16", "rmsnorm", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n8_v16_c0_p1_x16},
   {"rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16", "rmsnorm", KITE_F16, KITE_F16, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16},
   {"rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16", "rmsnorm", KITE_F16, KITE_F16, 131073, 262144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F32, KITE_F32, 32769, 65536, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16", "rmsnorm", KITE_F32, KITE_F32, 65537, 131072, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16},
+  {"rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x16", "rmsnorm", KITE_F32, KITE_F32, 65537, 131072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n8_v16_c0_p1_x16},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p2},
   {"rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4},
   {"rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 1073741824, 16, 3, 0, 0, 1000, 0, kite_v_rmsnorm_f16_stream_t512_r1_n2_v16_c3_p2},
@@ -2424,75 +2472,75 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 1210;
+const int32_t kite_variants_len = 1234;
 
 /* ---- set 0: the measured dispatch of GPU h200 ---- */
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 static const struct kite_rule kite_rules_0[] = {
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 935, 203.488f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 935, 106.512f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 935, 69.600f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 943, 67.728f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 941, 67.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 955, 70.176f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 938, 67.584f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 951, 68.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 956, 68.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 952, 74.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 952, 68.464f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 969, 81.264f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 953, 74.032f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 975, 200.688f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 975, 105.504f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 975, 69.440f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 983, 67.936f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 981, 67.552f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 995, 70.000f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 978, 67.664f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 991, 67.968f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 996, 68.416f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 992, 73.728f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 992, 68.624f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1009, 81.024f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 993, 73.872f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1015, 179.472f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1015, 130.128f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1037, 129.536f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1021, 129.712f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1018, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1036, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1019, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1032, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1032, 133.248f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1049, 147.920f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1033, 134.624f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1109, 147.360f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1107, 138.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1058, 80.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1067, 75.760f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1101, 78.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1081, 77.232f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1101, 131.376f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1082, 153.424f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1101, 285.920f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1094, 322.016f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1106, 79.616f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1072, 75.744f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1104, 77.776f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1086, 77.088f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1104, 131.328f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1087, 153.856f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1104, 286.448f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1098, 316.144f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1107, 137.184f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1107, 142.416f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1099, 161.472f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1099, 149.168f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1100, 273.280f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1100, 324.832f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1107, 579.008f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1107, 782.624f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 959, 203.488f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 959, 106.512f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 959, 69.600f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 967, 67.728f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 965, 67.472f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 979, 70.176f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 962, 67.584f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 975, 68.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 980, 68.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 976, 74.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 976, 68.464f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 993, 81.264f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 977, 74.032f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 999, 200.688f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 999, 105.504f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 999, 69.440f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1007, 67.936f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1005, 67.552f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1019, 70.000f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1002, 67.664f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1015, 67.968f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1020, 68.416f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1016, 73.728f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1016, 68.624f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1033, 81.024f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1017, 73.872f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1039, 179.472f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1039, 130.128f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1061, 129.536f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1045, 129.712f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1042, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1060, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1043, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1056, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1056, 133.248f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1073, 147.920f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1057, 134.624f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1133, 147.360f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1131, 138.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1082, 80.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1091, 75.760f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1125, 78.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1105, 77.232f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1125, 131.376f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1106, 153.424f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1125, 285.920f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1118, 322.016f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1130, 79.616f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1096, 75.744f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1128, 77.776f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1110, 77.088f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1128, 131.328f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1111, 153.856f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1128, 286.448f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1122, 316.144f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1131, 137.184f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1131, 142.416f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1123, 161.472f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1123, 149.168f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1124, 273.280f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1124, 324.832f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1131, 579.008f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1131, 782.624f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1, 285.024f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1, 144.848f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1, 75.008f},
@@ -2780,195 +2828,195 @@ static const struct kite_rule kite_rules_0[] = {
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 252, 266.544f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 252, 396.960f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 252, 526.864f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 800, 436.784f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 800, 224.016f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 799, 119.152f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 807, 106.912f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 805, 107.392f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 801, 127.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 806, 110.016f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 802, 133.680f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 802, 119.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 803, 145.248f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 803, 131.040f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 814, 163.536f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 814, 142.528f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 818, 414.448f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 818, 214.176f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 817, 119.056f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 825, 106.928f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 823, 108.464f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 819, 128.512f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 824, 110.224f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 820, 134.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 820, 119.904f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 831, 144.144f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 821, 130.112f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 832, 157.536f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 832, 139.984f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 835, 310.016f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 836, 217.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 845, 209.152f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 841, 206.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 837, 208.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 838, 208.752f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 838, 208.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 839, 222.704f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 839, 200.928f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 850, 221.408f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 840, 214.240f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 871, 285.584f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 871, 248.752f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 856, 160.048f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 865, 136.112f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 875, 166.928f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 875, 138.304f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 876, 251.200f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 876, 265.104f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 886, 523.952f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 886, 548.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 860, 157.824f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 860, 135.056f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 879, 171.632f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 879, 140.976f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 880, 252.048f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 880, 263.392f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 890, 515.200f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 890, 527.872f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 881, 241.536f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 881, 208.656f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 891, 261.648f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 891, 221.824f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 892, 468.480f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 892, 555.696f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 846, 1425.728f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 846, 1892.128f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1113, 304.624f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1113, 159.008f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1113, 97.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1121, 95.792f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1119, 95.712f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1115, 101.296f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1115, 95.760f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1116, 104.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1116, 95.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1117, 108.544f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1117, 97.888f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1169, 106.800f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1167, 102.192f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1124, 108.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1168, 101.984f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1189, 117.664f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1180, 101.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1190, 175.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1199, 197.872f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1200, 381.104f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1200, 423.536f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1131, 298.704f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1131, 156.784f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1131, 97.888f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1139, 95.872f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1137, 95.728f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1133, 101.232f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1133, 95.744f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1134, 104.224f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1134, 95.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1135, 108.640f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1135, 97.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1173, 105.024f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1171, 102.000f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1174, 104.448f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1172, 101.600f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1184, 113.856f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1184, 103.184f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1194, 168.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1203, 197.360f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1204, 355.424f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1204, 420.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1149, 210.048f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1150, 187.648f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1157, 188.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1155, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1151, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1152, 186.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1152, 188.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1209, 204.880f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1153, 187.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1160, 213.456f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1154, 208.832f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1185, 198.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1176, 194.992f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1195, 199.376f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1186, 201.536f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1205, 202.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1196, 200.192f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1206, 362.768f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1206, 438.912f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1160, 957.136f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1160, 1262.608f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 632, 206.464f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 632, 105.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 630, 70.064f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 639, 68.512f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 654, 69.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 650, 69.088f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 653, 69.808f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 647, 70.224f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 647, 69.664f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 648, 73.184f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 648, 69.360f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 747, 72.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 649, 72.128f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 748, 73.920f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 757, 73.616f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 769, 76.384f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 767, 73.536f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 770, 113.120f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 768, 143.840f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 780, 229.232f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 778, 297.200f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 671, 203.248f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 671, 103.424f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 669, 70.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 678, 68.352f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 693, 69.872f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 689, 68.688f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 692, 69.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 686, 68.496f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 690, 69.936f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 687, 72.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 687, 69.440f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 751, 72.176f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 688, 71.328f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 752, 73.408f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 761, 73.632f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 771, 76.032f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 771, 73.584f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 774, 112.160f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 772, 144.640f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 784, 223.232f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 782, 291.792f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 710, 178.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 708, 130.080f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 717, 129.840f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 715, 129.552f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 711, 129.600f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 725, 130.432f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 712, 130.096f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 726, 132.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 726, 132.976f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 727, 141.408f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 727, 132.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 765, 139.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 765, 148.336f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 775, 140.608f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 775, 144.496f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 776, 142.032f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 776, 142.368f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 786, 219.376f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 786, 287.296f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 795, 603.232f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 795, 786.864f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 824, 436.784f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 824, 224.016f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 823, 119.152f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 831, 106.912f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 829, 107.392f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 825, 127.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 830, 110.016f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 826, 133.680f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 826, 119.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 827, 145.248f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 827, 131.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 838, 163.536f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 838, 142.528f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 842, 414.448f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 842, 214.176f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 841, 119.056f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 849, 106.928f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 847, 108.464f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 843, 128.512f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 848, 110.224f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 844, 134.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 844, 119.904f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 855, 144.144f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 845, 130.112f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 856, 157.536f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 856, 139.984f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 859, 310.016f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 860, 217.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 869, 209.152f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 865, 206.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 861, 208.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 862, 208.752f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 862, 208.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 863, 222.704f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 863, 200.928f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 874, 221.408f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 864, 214.240f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 895, 285.584f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 895, 248.752f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 880, 160.048f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 889, 136.112f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 899, 166.928f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 899, 138.304f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 900, 251.200f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 900, 265.104f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 910, 523.952f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 910, 548.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 884, 157.824f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 884, 135.056f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 903, 171.632f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 903, 140.976f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 904, 252.048f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 904, 263.392f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 914, 515.200f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 914, 527.872f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 905, 241.536f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 905, 208.656f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 915, 261.648f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 915, 221.824f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 916, 468.480f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 916, 555.696f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 870, 1425.728f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 870, 1892.128f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1137, 304.624f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1137, 159.008f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1137, 97.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1145, 95.792f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1143, 95.712f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1139, 101.296f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1139, 95.760f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1140, 104.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1140, 95.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1141, 108.544f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1141, 97.888f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1193, 106.800f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1191, 102.192f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1148, 108.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1192, 101.984f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1213, 117.664f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1204, 101.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1214, 175.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1223, 197.872f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1224, 381.104f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1224, 423.536f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1155, 298.704f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1155, 156.784f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1155, 97.888f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1163, 95.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1161, 95.728f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1157, 101.232f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1157, 95.744f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1158, 104.224f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1158, 95.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1159, 108.640f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1159, 97.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1197, 105.024f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1195, 102.000f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1198, 104.448f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1196, 101.600f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1208, 113.856f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1208, 103.184f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1218, 168.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1227, 197.360f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1228, 355.424f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1228, 420.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1173, 210.048f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1174, 187.648f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1181, 188.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1179, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1175, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1176, 186.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1176, 188.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1233, 204.880f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1177, 187.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1184, 213.456f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1178, 208.832f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1209, 198.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1200, 194.992f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1219, 199.376f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1210, 201.536f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1229, 202.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1220, 200.192f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1230, 362.768f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1230, 438.912f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1184, 957.136f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1184, 1262.608f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 644, 206.464f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 644, 105.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 642, 70.064f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 651, 68.512f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 666, 69.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 662, 69.088f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 665, 69.808f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 659, 70.224f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 659, 69.664f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 660, 73.184f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 660, 69.360f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 759, 72.992f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 661, 72.128f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 760, 73.920f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 772, 73.616f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 788, 76.384f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 785, 73.536f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 789, 113.120f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 786, 143.840f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 802, 229.232f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 799, 297.200f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 683, 203.248f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 683, 103.424f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 681, 70.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 690, 68.352f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 705, 69.872f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 701, 68.688f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 704, 69.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 698, 68.496f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 702, 69.936f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 699, 72.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 699, 69.440f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 764, 72.176f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 700, 71.328f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 765, 73.408f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 777, 73.632f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 790, 76.032f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 790, 73.584f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 794, 112.160f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 791, 144.640f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 807, 223.232f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 804, 291.792f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 722, 178.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 720, 130.080f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 729, 129.840f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 727, 129.552f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 723, 129.600f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 737, 130.432f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 724, 130.096f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 738, 132.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 738, 132.976f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 739, 141.408f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 739, 132.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 782, 139.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 782, 148.336f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 795, 140.608f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 795, 144.496f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 796, 142.032f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 796, 142.368f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 809, 219.376f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 809, 287.296f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 819, 603.232f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 819, 786.864f},
   {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 412, 379.648f},
   {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 412, 195.072f},
   {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 412, 92.736f},
@@ -2982,14 +3030,14 @@ static const struct kite_rule kite_rules_0[] = {
   {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 424, 77.440f},
   {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 425, 95.360f},
   {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 425, 78.720f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 533, 94.880f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 545, 94.880f},
   {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 488, 83.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 533, 94.112f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 533, 93.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 533, 149.584f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 533, 202.944f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 533, 311.392f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 533, 404.880f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 545, 94.112f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 545, 93.072f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 545, 149.584f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 545, 202.944f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 545, 311.392f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 545, 404.880f},
   {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 437, 388.048f},
   {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 437, 198.912f},
   {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 437, 95.168f},
@@ -3003,14 +3051,14 @@ static const struct kite_rule kite_rules_0[] = {
   {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 449, 75.504f},
   {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 450, 98.624f},
   {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 450, 78.544f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 534, 93.936f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 493, 88.064f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 534, 93.312f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 534, 92.016f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 534, 148.928f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 534, 202.784f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 534, 310.272f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 534, 403.632f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 546, 93.936f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 494, 88.064f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 546, 93.312f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 546, 92.016f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 546, 148.928f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 546, 202.784f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 546, 310.272f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 546, 403.632f},
   {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 462, 286.112f},
   {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 462, 148.928f},
   {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 470, 131.808f},
@@ -3020,81 +3068,81 @@ static const struct kite_rule kite_rules_0[] = {
   {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 477, 133.008f},
   {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 474, 141.264f},
   {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 474, 149.376f},
-  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 496, 147.152f},
-  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 496, 140.384f},
-  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 497, 154.768f},
-  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 508, 142.624f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 535, 167.120f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 520, 150.496f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 535, 199.392f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 531, 165.184f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 535, 305.520f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 535, 399.040f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 535, 608.048f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 535, 792.400f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 539, 514.848f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 539, 267.648f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 550, 153.104f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 546, 135.424f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 554, 131.088f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 541, 164.976f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 553, 134.928f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 542, 175.472f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 551, 149.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 552, 209.456f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 552, 176.832f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 587, 203.328f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 587, 180.736f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 590, 211.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 590, 183.024f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 607, 223.712f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 600, 193.680f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 610, 328.336f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 610, 336.912f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 620, 677.312f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 620, 674.896f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 555, 501.184f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 555, 263.392f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 566, 152.848f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 562, 129.840f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 570, 132.896f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 561, 165.824f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 569, 136.576f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 558, 177.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 567, 152.224f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 568, 211.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 568, 174.528f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 591, 209.664f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 591, 190.064f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 594, 212.368f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 594, 184.144f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 611, 226.096f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 604, 196.576f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 614, 334.016f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 614, 342.288f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 624, 690.192f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 624, 691.104f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 571, 359.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 572, 228.880f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 578, 211.376f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 576, 214.800f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 573, 213.328f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 583, 227.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 574, 220.080f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 584, 239.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 584, 235.824f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 595, 260.688f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 595, 224.240f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 605, 280.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 605, 242.752f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 615, 287.616f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 615, 244.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 625, 305.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 625, 257.296f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 626, 538.384f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 626, 644.576f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 581, 2130.176f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 581, 2803.616f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 498, 147.152f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 498, 140.384f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 499, 154.768f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 513, 142.624f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 547, 167.120f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 528, 150.496f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 547, 199.392f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 542, 165.184f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 547, 305.520f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 547, 399.040f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 547, 608.048f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 547, 792.400f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 551, 514.848f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 551, 267.648f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 562, 153.104f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 558, 135.424f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 566, 131.088f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 553, 164.976f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 565, 134.928f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 554, 175.472f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 563, 149.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 564, 209.456f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 564, 176.832f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 599, 203.328f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 599, 180.736f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 602, 211.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 602, 183.024f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 619, 223.712f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 612, 193.680f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 622, 328.336f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 622, 336.912f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 632, 677.312f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 632, 674.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 567, 501.184f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 567, 263.392f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 578, 152.848f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 574, 129.840f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 582, 132.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 573, 165.824f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 581, 136.576f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 570, 177.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 579, 152.224f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 580, 211.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 580, 174.528f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 603, 209.664f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 603, 190.064f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 606, 212.368f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 606, 184.144f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 623, 226.096f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 616, 196.576f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 626, 334.016f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 626, 342.288f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 636, 690.192f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 636, 691.104f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 583, 359.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 584, 228.880f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 590, 211.376f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 588, 214.800f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 585, 213.328f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 595, 227.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 586, 220.080f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 596, 239.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 596, 235.824f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 607, 260.688f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 607, 224.240f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 617, 280.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 617, 242.752f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 627, 287.616f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 627, 244.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 637, 305.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 637, 257.296f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 638, 538.384f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 638, 644.576f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 593, 2130.176f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 593, 2803.616f},
 };
 
 /* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */
@@ -3311,9 +3359,9 @@ static const struct kite_row_span kite_row_spans_0[] = {
   {"layernorm", KITE_BF16, 3585, 4096, 427},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 4097, 8192, 424},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 8193, 16384, 425},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 16385, 24576, 533},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 16385, 24576, 545},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_BF16, 24577, 32768, 488},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 32769, 1073741824, 533},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 32769, 1073741824, 545},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F16, 1, 256, 437},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F16, 257, 512, 445},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F16, 513, 1024, 455},  /* layernorm_f16_reg_t32_r8_n4_v16_c0_p1 */
@@ -3322,9 +3370,9 @@ static const struct kite_row_span kite_row_spans_0[] = {
   {"layernorm", KITE_F16, 3444, 4096, 452},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 4097, 8192, 449},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 8193, 16384, 450},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 16385, 24576, 534},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 24577, 32768, 493},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F16, 32769, 1073741824, 534},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 16385, 24576, 546},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 24577, 32768, 494},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F16, 32769, 1073741824, 546},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F32, 1, 128, 462},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F32, 129, 256, 470},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F32, 257, 511, 478},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
@@ -3334,329 +3382,329 @@ static const struct kite_row_span kite_row_spans_0[] = {
   {"layernorm", KITE_F32, 1665, 2048, 477},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_F32, 2049, 4096, 474},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F32, 4097, 4864, 475},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4865, 5120, 538},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 4865, 5120, 550},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"layernorm", KITE_F32, 5121, 5792, 475},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 5793, 8192, 496},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 8193, 9216, 538},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 9217, 15872, 497},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 15873, 16384, 508},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 16385, 24576, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 24577, 32768, 520},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F32, 32769, 49152, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 49153, 65536, 531},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 65537, 1073741824, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm_bwd", KITE_BF16, 1, 224, 539},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 225, 256, 550},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 257, 512, 546},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 513, 1023, 544},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1024, 1024, 554},  /* layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 1025, 1648, 541},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1649, 1721, 545},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1722, 2048, 553},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 2049, 3157, 542},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 3158, 4096, 551},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 552},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 587},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 590},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_BF16, 32769, 59392, 607},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 59393, 65536, 600},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 610},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 620},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 549},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 255, 555},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 256, 256, 566},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 562},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1023, 560},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1024, 1024, 570},  /* layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 1025, 1511, 557},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1512, 1960, 561},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1961, 2048, 569},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 2049, 3297, 558},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 3298, 4096, 567},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 568},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 591},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 594},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_F16, 32769, 57344, 611},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 57345, 65536, 604},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 614},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 624},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 565},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 82, 571},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 83, 128, 572},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 256, 578},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 512, 576},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 1024, 573},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 1877, 583},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 1878, 2048, 574},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 584},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 595},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 16384, 605},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 16385, 32768, 615},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 32769, 65536, 625},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 131072, 626},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 581},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 172, 632},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 173, 256, 630},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 639},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 898, 652},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 899, 1024, 654},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 2047, 650},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2048, 2048, 653},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4096, 647},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 5311, 643},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5312, 8192, 648},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 11093, 644},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 11094, 13776, 747},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 13777, 16384, 649},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 27553, 748},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 27554, 32768, 757},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 32769, 40960, 788},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 40961, 59392, 769},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 59393, 65536, 767},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 65537, 73728, 788},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 73729, 118784, 770},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 118785, 131072, 768},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 147456, 793},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 147457, 262143, 780},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_BF16, 262144, 262144, 778},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 793},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 180, 671},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 181, 256, 669},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 678},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 1023, 691},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1024, 1024, 693},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1960, 689},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1961, 2048, 692},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 4095, 686},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4096, 4096, 690},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 5086, 682},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5087, 8192, 687},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 10752, 683},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 10753, 13776, 751},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 13777, 16384, 688},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 25600, 752},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 25601, 32768, 761},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 32769, 40960, 790},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 40961, 65536, 771},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 65537, 73728, 794},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 73729, 131071, 774},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 131072, 131072, 772},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 139264, 794},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 139265, 251029, 784},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_F16, 251030, 262144, 782},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 794},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 72, 710},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 73, 128, 708},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 717},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 730},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 715},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 789, 728},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 790, 1024, 711},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1877, 725},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1878, 2048, 712},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 2232, 741},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 2233, 4096, 726},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 722},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 798},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 8192, 727},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9216, 798},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9217, 16384, 765},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 16385, 20480, 792},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 20481, 32768, 775},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 32769, 38912, 792},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 38913, 65536, 776},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 69632, 795},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 69633, 131072, 786},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 795},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 196, 800},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 197, 256, 799},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 331, 809},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 332, 512, 807},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 805},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 801},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 806},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 802},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 803},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 814},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 30720, 856},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 30721, 32768, 865},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 875},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 876},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 886},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 810},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 172, 818},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 173, 256, 817},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 291, 827},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 292, 512, 825},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 1024, 823},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 1721, 819},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1722, 2048, 824},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 820},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 4864, 821},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4865, 6888, 831},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 6889, 8192, 821},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 832},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 860},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 879},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 880},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 890},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 828},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 127, 835},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 128, 128, 836},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 158, 843},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 159, 256, 845},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 512, 841},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 1024, 837},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 838},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 839},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 7424, 850},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 7425, 8192, 840},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 9741, 846},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 9742, 16384, 871},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 32768, 881},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 891},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 892},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 846},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 256, 935},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 943},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 957},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 941},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 955},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 938},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 3921, 951},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3922, 4096, 956},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 5376, 968},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5377, 8192, 952},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 14336, 969},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 14337, 16384, 953},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 21246, 970},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 21247, 28672, 1058},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_BF16, 28673, 29696, 1069},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_BF16, 29697, 32768, 1067},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_BF16, 32769, 40960, 1103},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 65536, 1081},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 65537, 98304, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 98305, 101069, 1093},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 101070, 131072, 1082},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 131073, 196608, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196609, 262144, 1094},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 262145, 1073741824, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 975},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 983},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 997},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 981},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 995},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 978},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 991},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 996},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 5311, 1008},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 992},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 13776, 1009},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 13777, 16384, 993},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 22187, 1010},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 22188, 24576, 1106},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 26385, 1063},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_F16, 26386, 28672, 1074},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_F16, 28673, 32768, 1072},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F16, 32769, 40960, 1106},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 65536, 1086},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 65537, 98304, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 98305, 114688, 1097},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 114689, 131072, 1087},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 131073, 196608, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 196609, 262144, 1098},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 262145, 1073741824, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 1015},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 1023},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 1037},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 512, 1021},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 513, 635, 1035},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 636, 1024, 1018},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1025, 1535, 1031},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1536, 1920, 1036},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1921, 2048, 1019},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 1032},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 6596, 1049},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 6597, 8192, 1033},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12287, 1050},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12288, 12288, 1109},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 13192, 1050},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 13193, 16384, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 1109},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 28672, 1089},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 28673, 30720, 1078},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 30721, 44375, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 44376, 65536, 1099},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 65537, 90112, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 90113, 131072, 1100},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131073, 1073741824, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 256, 1113},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 512, 1121},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 1024, 1119},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 2048, 1115},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 1116},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 4352, 1127},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 4353, 8192, 1117},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 10172, 1128},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 10173, 13312, 1169},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 13313, 16384, 1167},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 16385, 24195, 1170},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 24196, 24576, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 24577, 27553, 1170},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 27554, 32768, 1168},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 32769, 40692, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 40693, 50534, 1189},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 50535, 65536, 1180},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_BF16, 65537, 125514, 1190},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 125515, 131072, 1199},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 131073, 155648, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 155649, 262144, 1200},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 256, 1131},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 512, 1139},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 1024, 1137},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 2048, 1133},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 1134},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 4276, 1145},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 4277, 8192, 1135},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 8704, 1146},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 8705, 13776, 1173},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_F16, 13777, 16384, 1171},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 16385, 27553, 1174},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_F16, 27554, 29696, 1183},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 29697, 32768, 1172},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 32769, 37315, 1142},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 37316, 65536, 1184},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 65537, 122880, 1194},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 122881, 131072, 1203},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 131073, 139264, 1142},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 139265, 262144, 1204},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1142},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 127, 1149},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 128, 128, 1150},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 129, 256, 1157},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 257, 512, 1155},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 513, 1024, 1151},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 1152},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 2773, 1163},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 2774, 3071, 1153},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3072, 3072, 1209},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3073, 4096, 1153},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 6143, 1164},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 6144, 7844, 1160},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 7845, 8192, 1154},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 8193, 12633, 1185},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 12634, 16384, 1176},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 16385, 27553, 1195},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 27554, 32768, 1186},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 32769, 57344, 1205},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 57345, 65536, 1196},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 65537, 73728, 1160},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 73729, 131072, 1206},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1160},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 5793, 8192, 498},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 8193, 9216, 550},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 9217, 15872, 499},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 15873, 16384, 513},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 16385, 24576, 547},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 24577, 32768, 528},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 32769, 49152, 547},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 49153, 65536, 542},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 65537, 1073741824, 547},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 224, 551},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 225, 256, 562},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 257, 512, 558},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 513, 1023, 556},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1024, 1024, 566},  /* layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 1025, 1648, 553},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1649, 1721, 557},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1722, 2048, 565},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 2049, 3157, 554},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 3158, 4096, 563},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 564},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 599},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 602},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 59392, 619},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 59393, 65536, 612},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 622},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 632},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 561},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 255, 567},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 256, 256, 578},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 574},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1023, 572},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1024, 1024, 582},  /* layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 1025, 1511, 569},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1512, 1960, 573},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1961, 2048, 581},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 2049, 3297, 570},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 3298, 4096, 579},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 580},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 603},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 606},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 57344, 623},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 57345, 65536, 616},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 626},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 636},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 577},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 82, 583},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 83, 128, 584},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 256, 590},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 512, 588},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 1024, 585},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 1877, 595},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 1878, 2048, 586},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 596},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 607},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 16384, 617},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 16385, 32768, 627},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 32769, 65536, 637},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 131072, 638},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 593},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 172, 644},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 173, 256, 642},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 651},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 898, 664},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 899, 1024, 666},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 2047, 662},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2048, 665},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4096, 659},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 5311, 655},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5312, 8192, 660},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 11093, 656},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 11094, 13776, 759},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 13777, 16384, 661},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 27553, 760},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 27554, 32768, 772},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 32769, 40960, 812},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 40961, 59392, 788},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 59393, 65536, 785},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 65537, 73728, 812},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 73729, 118784, 789},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 118785, 131072, 786},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 147456, 817},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 147457, 262143, 802},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_BF16, 262144, 262144, 799},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 817},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 180, 683},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 181, 256, 681},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 690},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 1023, 703},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1024, 1024, 705},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1960, 701},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2048, 704},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 4095, 698},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4096, 4096, 702},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 5086, 694},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5087, 8192, 699},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 10752, 695},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 10753, 13776, 764},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 13777, 16384, 700},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 25600, 765},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 25601, 32768, 777},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 32769, 40960, 814},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 40961, 65536, 790},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 65537, 73728, 818},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 73729, 131071, 794},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 131072, 131072, 791},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 139264, 818},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 139265, 251029, 807},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_F16, 251030, 262144, 804},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 818},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 72, 722},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 73, 128, 720},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 729},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 742},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 727},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 789, 740},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 790, 1024, 723},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1877, 737},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1878, 2048, 724},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 2232, 753},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 2233, 4096, 738},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 734},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 822},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 8192, 739},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9216, 822},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9217, 16384, 782},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 16385, 20480, 816},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 20481, 32768, 795},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 32769, 38912, 816},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 38913, 65536, 796},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 69632, 819},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 69633, 131072, 809},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 819},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 196, 824},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 197, 256, 823},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 331, 833},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 332, 512, 831},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 829},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 825},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 830},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 826},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 827},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 838},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 30720, 880},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 30721, 32768, 889},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 899},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 900},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 910},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 834},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 172, 842},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 173, 256, 841},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 291, 851},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 292, 512, 849},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 847},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1721, 843},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1722, 2048, 848},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 844},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 4864, 845},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4865, 6888, 855},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 6889, 8192, 845},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 856},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 884},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 903},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 904},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 914},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 852},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 127, 859},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 128, 128, 860},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 158, 867},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 159, 256, 869},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 865},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 861},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 862},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 863},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 7424, 874},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 7425, 8192, 864},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 9741, 870},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 9742, 16384, 895},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 32768, 905},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 915},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 916},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 870},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 256, 959},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 967},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 981},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 965},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 979},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 962},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 3921, 975},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3922, 4096, 980},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 5376, 992},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5377, 8192, 976},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 14336, 993},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 14337, 16384, 977},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 21246, 994},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 21247, 28672, 1082},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_BF16, 28673, 29696, 1093},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_BF16, 29697, 32768, 1091},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_BF16, 32769, 40960, 1127},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 1125},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 65536, 1105},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 65537, 98304, 1125},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 98305, 101069, 1117},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 101070, 131072, 1106},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 131073, 196608, 1125},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196609, 262144, 1118},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 262145, 1073741824, 1125},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 999},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 1007},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 1021},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 1005},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 1019},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 1002},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 1015},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 1020},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 5311, 1032},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 1016},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 13776, 1033},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 13777, 16384, 1017},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 22187, 1034},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 22188, 24576, 1130},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 26385, 1087},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_F16, 26386, 28672, 1098},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_F16, 28673, 32768, 1096},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F16, 32769, 40960, 1130},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 1128},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 65536, 1110},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 65537, 98304, 1128},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 98305, 114688, 1121},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 114689, 131072, 1111},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 131073, 196608, 1128},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 196609, 262144, 1122},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 262145, 1073741824, 1128},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 1039},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 1047},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 1061},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 512, 1045},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 513, 635, 1059},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 636, 1024, 1042},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1025, 1535, 1055},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1536, 1920, 1060},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1921, 2048, 1043},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 1056},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 6596, 1073},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 6597, 8192, 1057},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12287, 1074},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12288, 12288, 1133},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 13192, 1074},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 13193, 16384, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 1133},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 28672, 1113},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 28673, 30720, 1102},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 30721, 44375, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 44376, 65536, 1123},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 65537, 90112, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 90113, 131072, 1124},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131073, 1073741824, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 256, 1137},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 512, 1145},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1024, 1143},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 2048, 1139},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 1140},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 4352, 1151},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 4353, 8192, 1141},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 10172, 1152},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 10173, 13312, 1193},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 13313, 16384, 1191},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 16385, 24195, 1194},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 24196, 24576, 1148},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 24577, 27553, 1194},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 27554, 32768, 1192},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 32769, 40692, 1148},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 40693, 50534, 1213},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 50535, 65536, 1204},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_BF16, 65537, 125514, 1214},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 125515, 131072, 1223},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 131073, 155648, 1148},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 155649, 262144, 1224},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1148},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 256, 1155},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 1163},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 1024, 1161},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 2048, 1157},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 1158},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 4276, 1169},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 4277, 8192, 1159},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 8704, 1170},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 8705, 13776, 1197},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_F16, 13777, 16384, 1195},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 16385, 27553, 1198},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_F16, 27554, 29696, 1207},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 29697, 32768, 1196},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 32769, 37315, 1166},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 37316, 65536, 1208},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 65537, 122880, 1218},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 122881, 131072, 1227},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 131073, 139264, 1166},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 139265, 262144, 1228},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1166},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 127, 1173},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 128, 128, 1174},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 129, 256, 1181},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 257, 512, 1179},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 513, 1024, 1175},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 1176},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 2773, 1187},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 2774, 3071, 1177},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3072, 3072, 1233},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3073, 4096, 1177},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 6143, 1188},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 6144, 7844, 1184},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 7845, 8192, 1178},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 8193, 12633, 1209},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 12634, 16384, 1200},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 16385, 27553, 1219},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 27554, 32768, 1210},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 32769, 57344, 1229},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 57345, 65536, 1220},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 65537, 73728, 1184},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 73729, 131072, 1230},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1184},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 
 /* ---- set 1: the measured dispatch of GPU h100 ---- */
@@ -3824,132 +3872,132 @@ static const struct kite_rule kite_rules_1[] = {
   {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 258, 21.632f},
   {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 270, 44.528f},
   {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 258, 21.845f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 632, 202.960f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 632, 114.320f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 631, 92.672f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 641, 93.120f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 640, 92.784f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 653, 93.520f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 638, 92.624f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 647, 93.600f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 634, 92.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 648, 93.440f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 648, 94.256f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 649, 94.096f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 649, 94.288f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 793, 101.360f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 788, 99.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 788, 105.824f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 769, 103.952f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 777, 152.144f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 770, 197.616f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 780, 283.344f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 780, 369.616f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 671, 200.400f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 671, 113.712f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 670, 92.864f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 680, 93.184f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 679, 93.008f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 692, 93.776f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 677, 92.960f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 686, 93.696f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 673, 92.912f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 687, 93.488f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 687, 94.288f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 688, 93.904f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 688, 94.336f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 790, 101.600f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 790, 99.968f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 790, 105.760f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 773, 103.040f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 781, 153.376f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 774, 197.584f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 784, 283.920f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 784, 371.472f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 708, 199.168f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 708, 180.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 732, 181.056f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 731, 180.464f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 729, 180.480f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 712, 180.544f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 712, 180.832f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 726, 180.736f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 726, 181.728f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 727, 181.472f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 727, 182.128f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 795, 189.360f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 792, 190.992f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 792, 196.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 792, 204.464f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 785, 197.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 785, 200.432f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 786, 287.824f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 786, 398.832f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 795, 792.944f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 795, 1062.912f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 935, 200.144f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 935, 110.112f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 936, 92.704f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 957, 92.752f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 944, 92.944f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 938, 92.688f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 942, 92.944f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 956, 93.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 939, 92.960f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 952, 92.928f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 940, 92.864f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 953, 96.624f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1101, 94.416f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1101, 99.776f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1101, 95.488f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1101, 96.720f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1101, 101.456f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1082, 152.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1093, 197.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1094, 305.376f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1083, 376.240f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 975, 198.432f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 975, 108.848f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 976, 92.752f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 997, 92.832f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 984, 93.136f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 978, 92.688f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 982, 92.976f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 996, 93.024f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 979, 93.104f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 992, 93.072f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 980, 93.104f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 993, 96.528f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1104, 94.288f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1104, 99.184f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1104, 95.360f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1104, 96.528f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1104, 101.248f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1087, 153.136f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1097, 197.088f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1098, 300.464f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1088, 375.232f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1015, 197.504f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1016, 180.304f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1021, 180.064f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1018, 180.208f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1036, 180.848f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1019, 180.640f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1032, 180.640f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1032, 181.488f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1020, 180.288f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1033, 181.232f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1033, 181.328f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1107, 182.928f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1107, 181.552f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1107, 183.152f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1107, 194.208f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1090, 199.312f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1090, 213.456f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1100, 305.120f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1100, 400.432f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1107, 785.424f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1107, 1058.304f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 644, 202.960f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 644, 114.320f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 643, 92.672f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 653, 93.120f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 652, 92.784f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 665, 93.520f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 650, 92.624f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 659, 93.600f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 646, 92.992f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 660, 93.440f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 660, 94.256f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 661, 94.096f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 661, 94.288f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 817, 101.360f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 812, 99.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 812, 105.824f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 788, 103.952f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 798, 152.144f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 789, 197.616f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 802, 283.344f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 802, 369.616f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 683, 200.400f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 683, 113.712f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 682, 92.864f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 692, 93.184f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 691, 93.008f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 704, 93.776f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 689, 92.960f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 698, 93.696f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 685, 92.912f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 699, 93.488f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 699, 94.288f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 700, 93.904f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 700, 94.336f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 814, 101.600f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 814, 99.968f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 814, 105.760f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 793, 103.040f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 803, 153.376f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 794, 197.584f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 807, 283.920f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 807, 371.472f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 720, 199.168f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 720, 180.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 744, 181.056f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 743, 180.464f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 741, 180.480f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 724, 180.544f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 724, 180.832f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 738, 180.736f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 738, 181.728f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 739, 181.472f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 739, 182.128f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 819, 189.360f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 816, 190.992f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 816, 196.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 816, 204.464f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 808, 197.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 808, 200.432f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 809, 287.824f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 809, 398.832f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 819, 792.944f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 819, 1062.912f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 959, 200.144f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 959, 110.112f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 960, 92.704f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 981, 92.752f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 968, 92.944f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 962, 92.688f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 966, 92.944f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 980, 93.040f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 963, 92.960f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 976, 92.928f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 964, 92.864f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 977, 96.624f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1125, 94.416f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1125, 99.776f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1125, 95.488f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1125, 96.720f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1125, 101.456f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1106, 152.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1117, 197.472f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1118, 305.376f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1107, 376.240f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 999, 198.432f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 999, 108.848f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1000, 92.752f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1021, 92.832f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1008, 93.136f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1002, 92.688f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1006, 92.976f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1020, 93.024f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1003, 93.104f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1016, 93.072f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1004, 93.104f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1017, 96.528f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1128, 94.288f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1128, 99.184f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1128, 95.360f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1128, 96.528f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1128, 101.248f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1111, 153.136f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1121, 197.088f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1122, 300.464f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1112, 375.232f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1039, 197.504f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1040, 180.304f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1045, 180.064f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1042, 180.208f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1060, 180.848f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1043, 180.640f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1056, 180.640f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1056, 181.488f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1044, 180.288f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1057, 181.232f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1057, 181.328f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1131, 182.928f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1131, 181.552f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1131, 183.152f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1131, 194.208f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1114, 199.312f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1114, 213.456f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1124, 305.120f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1124, 400.432f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1131, 785.424f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1131, 1058.304f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 268.784f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.976f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.872f},
@@ -4013,69 +4061,69 @@ static const struct kite_rule kite_rules_1[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 107, 173.984f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 107, 256.928f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 107, 339.584f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1113, 309.552f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1113, 167.344f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1114, 133.408f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1123, 134.080f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1122, 133.968f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1115, 133.632f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1120, 133.936f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1116, 133.680f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1116, 134.016f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1117, 134.848f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1117, 134.096f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1124, 140.256f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1118, 136.016f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1177, 146.752f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1179, 145.552f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1187, 140.848f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1187, 150.816f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1188, 207.536f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1190, 276.704f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1200, 412.640f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1198, 544.416f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1131, 303.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1131, 165.632f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1132, 133.744f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1139, 134.480f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1140, 134.160f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1133, 133.872f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1138, 134.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1134, 133.904f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1134, 134.144f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1135, 134.816f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1135, 134.672f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1142, 140.304f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1136, 136.144f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1181, 146.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1183, 145.984f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1182, 141.072f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1193, 151.008f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1192, 207.456f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1194, 279.104f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1204, 410.688f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1204, 541.856f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1149, 263.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1157, 262.352f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1155, 262.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1151, 262.544f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1209, 263.072f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1152, 263.088f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1152, 263.888f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1153, 262.720f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1160, 262.896f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1160, 268.000f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1154, 264.560f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1176, 295.520f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1176, 299.760f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1186, 281.200f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1186, 299.920f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1196, 275.856f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1196, 289.504f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1206, 408.976f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1206, 545.104f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1160, 1319.440f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1160, 1762.832f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1137, 309.552f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1137, 167.344f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1138, 133.408f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1147, 134.080f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1146, 133.968f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1139, 133.632f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1144, 133.936f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1140, 133.680f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1140, 134.016f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1141, 134.848f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1141, 134.096f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1148, 140.256f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1142, 136.016f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1201, 146.752f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1203, 145.552f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1211, 140.848f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1211, 150.816f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1212, 207.536f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1214, 276.704f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1224, 412.640f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1222, 544.416f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1155, 303.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1155, 165.632f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1156, 133.744f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1163, 134.480f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1164, 134.160f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1157, 133.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1162, 134.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1158, 133.904f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1158, 134.144f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1159, 134.816f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1159, 134.672f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1166, 140.304f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1160, 136.144f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1205, 146.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1207, 145.984f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1206, 141.072f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1217, 151.008f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1216, 207.456f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1218, 279.104f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1228, 410.688f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1228, 541.856f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1173, 263.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1181, 262.352f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1179, 262.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1175, 262.544f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1233, 263.072f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1176, 263.088f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1176, 263.888f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1177, 262.720f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1184, 262.896f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1184, 268.000f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1178, 264.560f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1200, 295.520f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1200, 299.760f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1210, 281.200f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1210, 299.920f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1220, 275.856f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1220, 289.504f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1230, 408.976f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1230, 545.104f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1184, 1319.440f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1184, 1762.832f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 172, 255.552f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 172, 136.592f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 172, 97.312f},
@@ -4139,69 +4187,69 @@ static const struct kite_rule kite_rules_1[] = {
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 252, 361.600f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 252, 539.280f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 252, 716.736f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 799, 437.216f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 799, 223.744f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 799, 146.656f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 809, 152.816f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 808, 153.440f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 806, 146.176f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 806, 154.976f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 802, 151.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 802, 169.760f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 803, 161.728f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 803, 167.888f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 855, 157.040f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 804, 166.816f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 856, 164.256f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 863, 163.008f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 875, 169.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 873, 166.864f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 876, 253.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 876, 310.640f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 886, 526.512f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 886, 611.888f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 818, 416.128f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 818, 216.368f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 818, 146.512f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 827, 151.744f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 826, 153.072f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 824, 146.576f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 824, 156.048f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 820, 151.968f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 820, 170.176f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 821, 160.352f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 821, 167.264f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 859, 158.432f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 822, 167.952f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 860, 162.256f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 869, 165.760f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 879, 173.888f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 877, 164.624f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 880, 254.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 880, 311.040f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 890, 517.504f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 890, 611.056f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 835, 344.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 835, 278.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 845, 284.400f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 844, 286.432f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 842, 287.296f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 838, 283.648f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 838, 288.368f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 839, 277.136f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 839, 289.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 840, 291.008f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 840, 285.568f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 871, 296.528f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 862, 303.328f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 881, 283.856f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 872, 285.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 891, 283.984f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 882, 293.776f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 892, 530.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 892, 590.592f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 846, 1912.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 846, 2555.152f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 823, 437.216f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 823, 223.744f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 823, 146.656f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 833, 152.816f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 832, 153.440f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 830, 146.176f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 830, 154.976f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 826, 151.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 826, 169.760f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 827, 161.728f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 827, 167.888f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 879, 157.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 828, 166.816f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 880, 164.256f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 887, 163.008f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 899, 169.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 897, 166.864f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 900, 253.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 900, 310.640f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 910, 526.512f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 910, 611.888f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 842, 416.128f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 842, 216.368f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 842, 146.512f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 851, 151.744f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 850, 153.072f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 848, 146.576f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 848, 156.048f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 844, 151.968f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 844, 170.176f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 845, 160.352f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 845, 167.264f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 883, 158.432f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 846, 167.952f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 884, 162.256f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 893, 165.760f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 903, 173.888f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 901, 164.624f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 904, 254.480f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 904, 311.040f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 914, 517.504f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 914, 611.056f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 859, 344.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 859, 278.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 869, 284.400f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 868, 286.432f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 866, 287.296f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 862, 283.648f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 862, 288.368f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 863, 277.136f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 863, 289.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 864, 291.008f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 864, 285.568f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 895, 296.528f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 886, 303.328f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 905, 283.856f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 896, 285.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 915, 283.984f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 906, 293.776f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 916, 530.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 916, 590.592f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 870, 1912.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 870, 2555.152f},
   {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 412, 402.784f},
   {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 412, 209.520f},
   {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 412, 104.064f},
@@ -4215,14 +4263,14 @@ static const struct kite_rule kite_rules_1[] = {
   {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 424, 94.032f},
   {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 425, 113.312f},
   {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 425, 95.088f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 533, 107.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 499, 104.944f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 533, 114.064f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 511, 109.664f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 512, 189.120f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 512, 212.640f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 513, 390.912f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 524, 429.248f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 545, 107.072f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 502, 104.944f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 545, 114.064f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 517, 109.664f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 518, 189.120f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 518, 212.640f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 519, 390.912f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 533, 429.248f},
   {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 437, 415.904f},
   {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 437, 214.752f},
   {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 437, 105.856f},
@@ -4236,14 +4284,14 @@ static const struct kite_rule kite_rules_1[] = {
   {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 449, 94.016f},
   {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 450, 107.552f},
   {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 450, 95.392f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 534, 106.368f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 534, 105.888f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 534, 113.472f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 534, 112.112f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 534, 189.424f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 519, 232.704f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 534, 400.992f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 530, 499.264f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 546, 106.368f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 546, 105.888f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 546, 113.472f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 546, 112.112f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 546, 189.424f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 527, 232.704f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 546, 400.992f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 541, 499.264f},
   {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 462, 309.456f},
   {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 462, 188.768f},
   {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 470, 181.008f},
@@ -4255,79 +4303,79 @@ static const struct kite_rule kite_rules_1[] = {
   {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 474, 181.904f},
   {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 475, 193.728f},
   {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 475, 182.016f},
-  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 535, 195.264f},
-  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 535, 195.472f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 535, 204.640f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 520, 194.672f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 521, 204.880f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 531, 206.976f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 522, 314.848f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 532, 401.296f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 535, 807.952f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 535, 1085.472f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 539, 517.616f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 539, 282.688f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 550, 163.312f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 546, 153.696f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 544, 155.184f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 553, 174.704f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 545, 160.192f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 551, 184.336f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 542, 184.560f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 552, 218.944f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 552, 190.960f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 587, 208.640f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 587, 191.536f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 590, 216.608f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 590, 199.760f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 607, 228.000f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 600, 204.736f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 610, 331.424f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 610, 351.168f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 620, 681.728f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 620, 686.368f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 555, 509.440f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 555, 277.008f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 566, 163.744f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 562, 153.008f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 560, 156.448f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 569, 175.328f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 561, 159.328f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 567, 185.568f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 558, 184.320f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 568, 220.960f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 568, 191.264f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 591, 217.536f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 591, 202.272f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 594, 217.760f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 594, 199.584f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 611, 235.120f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 604, 207.856f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 614, 338.176f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 614, 355.520f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 624, 694.992f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 624, 700.448f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 571, 383.504f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 572, 287.488f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 580, 289.536f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 579, 278.480f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 577, 276.016f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 574, 295.920f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 574, 278.896f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 584, 315.008f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 584, 302.912f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 595, 286.288f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 595, 319.328f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 605, 303.632f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 596, 293.120f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 615, 308.336f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 606, 298.528f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 625, 328.800f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 625, 301.504f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 626, 620.592f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 626, 645.584f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 581, 2689.232f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 581, 3579.744f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 547, 195.264f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 547, 195.472f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 547, 204.640f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 528, 194.672f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 529, 204.880f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 542, 206.976f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 530, 314.848f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 543, 401.296f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 547, 807.952f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 547, 1085.472f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 551, 517.616f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 551, 282.688f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 562, 163.312f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 558, 153.696f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 556, 155.184f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 565, 174.704f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 557, 160.192f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 563, 184.336f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 554, 184.560f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 564, 218.944f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 564, 190.960f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 599, 208.640f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 599, 191.536f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 602, 216.608f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 602, 199.760f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 619, 228.000f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 612, 204.736f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 622, 331.424f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 622, 351.168f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 632, 681.728f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 632, 686.368f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 567, 509.440f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 567, 277.008f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 578, 163.744f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 574, 153.008f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 572, 156.448f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 581, 175.328f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 573, 159.328f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 579, 185.568f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 570, 184.320f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 580, 220.960f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 580, 191.264f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 603, 217.536f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 603, 202.272f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 606, 217.760f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 606, 199.584f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 623, 235.120f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 616, 207.856f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 626, 338.176f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 626, 355.520f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 636, 694.992f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 636, 700.448f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 583, 383.504f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 584, 287.488f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 592, 289.536f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 591, 278.480f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 589, 276.016f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 586, 295.920f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 586, 278.896f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 596, 315.008f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 596, 302.912f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 607, 286.288f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 607, 319.328f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 617, 303.632f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 608, 293.120f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 627, 308.336f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 618, 298.528f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 637, 328.800f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 637, 301.504f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 638, 620.592f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 638, 645.584f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 593, 2689.232f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 593, 3579.744f},
 };
 
 /* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */
@@ -4642,20 +4690,20 @@ static const struct kite_row_span kite_row_spans_1[] = {
   {"layernorm", KITE_BF16, 4096, 4096, 427},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 4097, 8192, 424},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_BF16, 8193, 16384, 425},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 16385, 24576, 533},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 16385, 24576, 545},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_BF16, 24577, 28672, 488},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 28673, 32768, 499},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_BF16, 32769, 49152, 533},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 28673, 32768, 502},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_BF16, 32769, 49152, 545},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_BF16, 49153, 53248, 489},  /* layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 53249, 57344, 533},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 53249, 57344, 545},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_BF16, 57345, 59392, 489},  /* layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 59393, 65536, 511},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_BF16, 65537, 98303, 533},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_BF16, 98304, 131072, 512},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_BF16, 131073, 188416, 533},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_BF16, 188417, 220435, 513},  /* layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_BF16, 220436, 262144, 524},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_BF16, 262145, 1073741824, 533},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 59393, 65536, 517},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_BF16, 65537, 98303, 545},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 98304, 131072, 518},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_BF16, 131073, 188416, 545},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 188417, 220435, 519},  /* layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_BF16, 220436, 262144, 533},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_BF16, 262145, 1073741824, 545},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F16, 1, 256, 437},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F16, 257, 512, 445},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F16, 513, 1023, 453},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
@@ -4666,15 +4714,15 @@ static const struct kite_row_span kite_row_spans_1[] = {
   {"layernorm", KITE_F16, 3922, 4096, 452},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 4097, 8192, 449},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F16, 8193, 16384, 450},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 16385, 24576, 534},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 24577, 29696, 493},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F16, 29697, 57344, 534},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 57345, 61440, 516},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F16, 61441, 114688, 534},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 114689, 131072, 519},  /* layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm", KITE_F16, 131073, 237568, 534},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 237569, 262144, 530},  /* layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm", KITE_F16, 262145, 1073741824, 534},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 16385, 24576, 546},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 24577, 29696, 494},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F16, 29697, 57344, 546},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 57345, 61440, 523},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F16, 61441, 114688, 546},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 114689, 131072, 527},  /* layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm", KITE_F16, 131073, 237568, 546},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 237569, 262144, 541},  /* layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm", KITE_F16, 262145, 1073741824, 546},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm", KITE_F32, 1, 128, 462},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_F32, 129, 256, 470},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_F32, 257, 449, 478},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
@@ -4685,377 +4733,377 @@ static const struct kite_row_span kite_row_spans_1[] = {
   {"layernorm", KITE_F32, 1921, 2048, 477},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
   {"layernorm", KITE_F32, 2049, 4096, 474},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
   {"layernorm", KITE_F32, 4097, 4864, 475},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4865, 5120, 538},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 4865, 5120, 550},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
   {"layernorm", KITE_F32, 5121, 8192, 475},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 8193, 9216, 538},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 9217, 12288, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 12289, 12633, 497},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 12634, 16383, 508},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 16384, 24576, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 24577, 27553, 509},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 27554, 32768, 520},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F32, 32769, 40960, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 40961, 55108, 521},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F32, 55109, 62756, 510},  /* layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 62757, 65536, 531},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 65537, 77824, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 77825, 105544, 522},  /* layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F32, 105545, 131072, 532},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 131073, 1073741824, 535},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm_bwd", KITE_BF16, 1, 205, 539},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 206, 256, 550},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 257, 512, 546},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 513, 1024, 544},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1025, 1327, 541},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1328, 1447, 545},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1448, 1648, 553},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 1649, 2048, 545},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 2049, 2542, 542},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 2543, 3755, 551},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 3756, 4096, 542},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 552},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 587},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 590},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_BF16, 32769, 59392, 607},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 59393, 65536, 600},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 610},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 620},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 549},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 214, 555},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 215, 256, 566},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 562},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1024, 560},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1025, 1327, 557},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1328, 1447, 561},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1448, 1648, 569},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 1649, 2048, 561},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 2049, 2542, 558},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 2543, 3755, 567},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 3756, 4096, 558},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 568},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 591},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 594},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_F16, 32769, 50534, 611},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 50535, 65536, 604},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 614},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 624},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 565},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 82, 571},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 83, 128, 572},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 188, 578},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 189, 256, 580},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 361, 576},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 362, 512, 579},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 860, 573},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 861, 1024, 577},  /* layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 1271, 583},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 1272, 2048, 574},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 584},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 595},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 14336, 605},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 14337, 16384, 596},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 16385, 30047, 615},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 30048, 32768, 606},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 32769, 65536, 625},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 131072, 626},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 581},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 139, 632},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 140, 214, 630},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 215, 256, 631},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 449, 639},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 450, 512, 641},  /* rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 938, 652},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 939, 1024, 640},  /* rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 1511, 650},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1512, 1648, 653},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1649, 1877, 650},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1878, 1960, 633},  /* rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1961, 2048, 638},  /* rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 3840, 647},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 3841, 4096, 634},  /* rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 8192, 648},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 16384, 649},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 24576, 793},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 24577, 25267, 750},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm", KITE_BF16, 25268, 32767, 759},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm", KITE_BF16, 32768, 49152, 788},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 49153, 65536, 769},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 65537, 74631, 788},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 74632, 81920, 793},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 81921, 105544, 777},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 105545, 131072, 770},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 139264, 793},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 139265, 262144, 780},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 793},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 151, 671},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 152, 214, 669},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 215, 256, 670},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 449, 678},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 450, 512, 680},  /* rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 938, 691},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 939, 1024, 679},  /* rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1535, 689},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1536, 1648, 692},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1649, 1792, 689},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1793, 2047, 672},  /* rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2048, 2048, 677},  /* rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 3840, 686},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 3841, 4096, 673},  /* rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 8192, 687},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 16384, 688},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 23169, 794},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 23170, 24576, 790},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 24577, 25267, 754},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm", KITE_F16, 25268, 32767, 763},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm", KITE_F16, 32768, 49152, 790},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 49153, 65536, 773},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 65537, 73728, 790},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 73729, 81920, 794},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 81921, 102400, 781},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 102401, 131072, 774},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 131073, 139264, 794},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 139265, 262144, 784},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 794},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 128, 708},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 255, 717},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 256, 346, 732},  /* rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 347, 449, 730},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 450, 489, 715},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 490, 511, 728},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 512, 980, 731},  /* rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 981, 1023, 716},  /* rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1024, 1511, 729},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1512, 2048, 712},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 4096, 726},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 8192, 727},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9216, 798},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9217, 12288, 795},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 12289, 15360, 765},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 15361, 16383, 795},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 16384, 24576, 792},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 24577, 32767, 775},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 32768, 40692, 792},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 40693, 40960, 795},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 40961, 65536, 785},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 65537, 73728, 795},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 73729, 131072, 786},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 795},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 256, 799},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 512, 809},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 608, 805},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 609, 1024, 808},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 1327, 801},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1328, 2048, 806},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 802},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 803},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 10172, 814},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_BF16, 10173, 15023, 855},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 15024, 16384, 804},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 25600, 856},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 25601, 32767, 865},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32768, 32768, 863},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 59392, 875},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 59393, 65536, 873},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 876},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 886},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 810},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 256, 818},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 512, 827},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 608, 823},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 609, 1024, 826},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 1165, 819},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1166, 2048, 824},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 820},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 4276, 831},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 4277, 8192, 821},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 10623, 832},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 10624, 15023, 859},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 15024, 16384, 822},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 27553, 860},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 27554, 32768, 869},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 57344, 879},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 57345, 65536, 877},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 880},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 890},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 828},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 128, 835},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 145, 843},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 146, 256, 845},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 449, 841},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 450, 512, 844},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 860, 837},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 861, 1024, 842},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 838},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 2304, 849},  /* rmsnorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 2305, 4096, 839},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 5792, 850},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 5793, 8192, 840},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 14848, 871},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 14849, 16384, 862},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 29696, 881},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 29697, 32768, 872},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 65535, 891},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 65536, 65536, 882},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 892},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 846},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 234, 935},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 235, 256, 936},  /* softmax_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 511, 943},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 512, 980, 957},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 981, 1024, 944},  /* softmax_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1511, 955},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1512, 1960, 938},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1961, 2048, 942},  /* softmax_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 3024, 951},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3025, 3921, 956},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3922, 4096, 939},  /* softmax_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 7936, 952},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 7937, 8192, 940},  /* softmax_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 10623, 969},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 10624, 16383, 953},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16384, 16384, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 16385, 24195, 970},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 24196, 32768, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 1103},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 63488, 1059},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_BF16, 63489, 81920, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 81921, 114688, 1082},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 114689, 131072, 1093},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 131073, 147456, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 147457, 237568, 1094},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 237569, 262144, 1083},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 262145, 1073741824, 1101},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 224, 975},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 225, 256, 976},  /* softmax_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 511, 983},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 512, 938, 997},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 939, 1023, 981},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1024, 1024, 984},  /* softmax_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1511, 995},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1512, 1960, 978},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1961, 2048, 982},  /* softmax_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3024, 991},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3025, 3840, 996},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3841, 4096, 979},  /* softmax_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 8191, 992},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8192, 8192, 980},  /* softmax_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 10752, 1009},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 10753, 16383, 993},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16384, 16384, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 16385, 24195, 1010},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 24196, 32768, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 1106},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 63488, 1064},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_F16, 63489, 81920, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 81921, 105544, 1087},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 105545, 131072, 1097},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 131073, 147456, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 147457, 240386, 1098},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 240387, 262144, 1088},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 262145, 1073741824, 1104},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 116, 1015},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 117, 128, 1016},  /* softmax_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 214, 1025},  /* softmax_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 215, 244, 1023},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 245, 489, 1021},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 490, 511, 1024},  /* softmax_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 512, 980, 1018},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 981, 1023, 1022},  /* softmax_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1024, 1386, 1036},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1387, 1960, 1019},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1961, 3921, 1032},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 3922, 4096, 1020},  /* softmax_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 4352, 1052},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F32, 4353, 4864, 1049},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 4865, 8192, 1033},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 11776, 1050},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 11777, 16384, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 1109},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 27553, 1078},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 27554, 28672, 1109},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 29696, 1078},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 29697, 32768, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 32769, 36864, 1109},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 36865, 40960, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 40961, 65536, 1090},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 65537, 73728, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 73729, 131072, 1100},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131073, 1073741824, 1107},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 244, 1113},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 245, 256, 1114},  /* softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 449, 1121},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 450, 512, 1123},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 938, 1119},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 939, 1024, 1122},  /* softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 1792, 1115},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1793, 2048, 1120},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 1116},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 4276, 1127},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 4277, 8192, 1117},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 11093, 1128},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 11094, 12097, 1118},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 12098, 14848, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 14849, 16384, 1118},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16385, 19456, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 19457, 27553, 1177},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_BF16, 27554, 32768, 1179},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_BF16, 32769, 65536, 1187},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 65537, 110217, 1188},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 110218, 118784, 1197},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 118785, 131072, 1190},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 131073, 262143, 1200},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 262144, 262144, 1198},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1124},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 244, 1131},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 245, 256, 1132},  /* softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 512, 1139},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 938, 1137},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 939, 1024, 1140},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 1536, 1133},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1537, 2048, 1138},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 1134},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 4276, 1145},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 4277, 8192, 1135},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 10623, 1146},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 10624, 12097, 1136},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 12098, 14848, 1142},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 14849, 16384, 1136},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 16385, 19456, 1142},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 19457, 27553, 1181},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F16, 27554, 32768, 1183},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 32769, 51200, 1182},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F16, 51201, 63488, 1191},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 63489, 65536, 1193},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 65537, 110217, 1192},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 110218, 120193, 1201},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F16, 120194, 131072, 1194},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 131073, 262144, 1204},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1142},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 111, 1149},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 112, 127, 1150},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 128, 139, 1157},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 140, 255, 1159},  /* softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 256, 394, 1155},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 395, 511, 1158},  /* softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 512, 1023, 1151},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1024, 1024, 1209},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 1152},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 2138, 1163},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 2139, 4095, 1153},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4096, 4096, 1160},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 5792, 1164},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 5793, 6048, 1154},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 6049, 7168, 1160},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 7169, 8192, 1154},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 8193, 10172, 1160},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 10173, 16384, 1176},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 16385, 32768, 1186},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 32769, 65536, 1196},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 65537, 131072, 1206},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1160},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 8193, 9216, 550},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 9217, 12288, 547},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 12289, 12633, 499},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 12634, 16383, 513},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 16384, 24576, 547},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 24577, 27553, 514},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 27554, 32768, 528},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 32769, 40960, 547},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 40961, 55108, 529},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 55109, 62756, 515},  /* layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 62757, 65536, 542},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 65537, 77824, 547},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 77825, 105544, 530},  /* layernorm_f32_reg_t1024_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 105545, 131072, 543},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 131073, 1073741824, 547},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 205, 551},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 206, 256, 562},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 257, 512, 558},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 513, 1024, 556},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1025, 1327, 553},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1328, 1447, 557},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1448, 1648, 565},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 1649, 2048, 557},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 2049, 2542, 554},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 2543, 3755, 563},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 3756, 4096, 554},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 564},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 599},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 602},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 59392, 619},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 59393, 65536, 612},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 622},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 632},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 561},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 214, 567},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 215, 256, 578},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 574},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1024, 572},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1025, 1327, 569},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1328, 1447, 573},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1448, 1648, 581},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 1649, 2048, 573},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 2049, 2542, 570},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 2543, 3755, 579},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 3756, 4096, 570},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 580},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 603},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 606},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 50534, 623},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 50535, 65536, 616},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 626},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 636},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 577},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 82, 583},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 83, 128, 584},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 188, 590},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 189, 256, 592},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 361, 588},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 362, 512, 591},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 860, 585},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 861, 1024, 589},  /* layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 1271, 595},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 1272, 2048, 586},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 596},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 607},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 14336, 617},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 14337, 16384, 608},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 16385, 30047, 627},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 30048, 32768, 618},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 32769, 65536, 637},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 131072, 638},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 593},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 139, 644},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 140, 214, 642},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 215, 256, 643},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 449, 651},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 450, 512, 653},  /* rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 938, 664},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 939, 1024, 652},  /* rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 1511, 662},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1512, 1648, 665},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1649, 1877, 662},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1878, 1960, 645},  /* rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1961, 2048, 650},  /* rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 3840, 659},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 3841, 4096, 646},  /* rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 8192, 660},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 16384, 661},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 24576, 817},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 24577, 25267, 763},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm", KITE_BF16, 25268, 32767, 775},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm", KITE_BF16, 32768, 49152, 812},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 49153, 65536, 788},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 65537, 74631, 812},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 74632, 81920, 817},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 81921, 105544, 798},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 105545, 131072, 789},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 139264, 817},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 139265, 262144, 802},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 817},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 151, 683},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 152, 214, 681},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 215, 256, 682},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 449, 690},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 450, 512, 692},  /* rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 938, 703},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 939, 1024, 691},  /* rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1535, 701},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1536, 1648, 704},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1649, 1792, 701},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1793, 2047, 684},  /* rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2048, 2048, 689},  /* rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 3840, 698},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3841, 4096, 685},  /* rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 8192, 699},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 16384, 700},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 23169, 818},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 23170, 24576, 814},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 24577, 25267, 768},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm", KITE_F16, 25268, 32767, 780},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm", KITE_F16, 32768, 49152, 814},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 49153, 65536, 793},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 65537, 73728, 814},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 73729, 81920, 818},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 81921, 102400, 803},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 102401, 131072, 794},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 131073, 139264, 818},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 139265, 262144, 807},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 818},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 128, 720},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 255, 729},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 256, 346, 744},  /* rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 347, 449, 742},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 450, 489, 727},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 490, 511, 740},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 512, 980, 743},  /* rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 981, 1023, 728},  /* rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1024, 1511, 741},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1512, 2048, 724},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 4096, 738},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 8192, 739},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9216, 822},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9217, 12288, 819},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 12289, 15360, 782},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 15361, 16383, 819},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 16384, 24576, 816},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 24577, 32767, 795},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 32768, 40692, 816},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 40693, 40960, 819},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 40961, 65536, 808},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 65537, 73728, 819},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 73729, 131072, 809},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 819},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 256, 823},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 512, 833},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 608, 829},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 609, 1024, 832},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1327, 825},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1328, 2048, 830},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 826},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 827},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 10172, 838},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_BF16, 10173, 15023, 879},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 15024, 16384, 828},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 25600, 880},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 25601, 32767, 889},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32768, 32768, 887},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 59392, 899},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 59393, 65536, 897},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 900},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 910},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 834},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 256, 842},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 512, 851},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 608, 847},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 609, 1024, 850},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1165, 843},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1166, 2048, 848},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 844},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 4276, 855},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 4277, 8192, 845},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 10623, 856},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 10624, 15023, 883},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 15024, 16384, 846},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 27553, 884},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 27554, 32768, 893},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 57344, 903},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 57345, 65536, 901},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 904},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 914},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 852},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 128, 859},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 145, 867},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 146, 256, 869},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 449, 865},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 450, 512, 868},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 860, 861},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 861, 1024, 866},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 862},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 2304, 873},  /* rmsnorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 2305, 4096, 863},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 5792, 874},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 5793, 8192, 864},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 14848, 895},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 14849, 16384, 886},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 29696, 905},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 29697, 32768, 896},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 65535, 915},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 65536, 65536, 906},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 916},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 870},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 234, 959},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 235, 256, 960},  /* softmax_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 511, 967},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 512, 980, 981},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 981, 1024, 968},  /* softmax_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1511, 979},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1512, 1960, 962},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1961, 2048, 966},  /* softmax_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 3024, 975},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3025, 3921, 980},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3922, 4096, 963},  /* softmax_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 7936, 976},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 7937, 8192, 964},  /* softmax_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 10623, 993},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 10624, 16383, 977},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16384, 16384, 1125},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 16385, 24195, 994},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 24196, 32768, 1125},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 1127},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 1125},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 63488, 1083},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_BF16, 63489, 81920, 1125},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 81921, 114688, 1106},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 114689, 131072, 1117},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 131073, 147456, 1125},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 237568, 1118},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 237569, 262144, 1107},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 262145, 1073741824, 1125},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 224, 999},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 225, 256, 1000},  /* softmax_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 511, 1007},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 512, 938, 1021},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 939, 1023, 1005},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1024, 1024, 1008},  /* softmax_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1511, 1019},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1512, 1960, 1002},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1961, 2048, 1006},  /* softmax_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3024, 1015},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3025, 3840, 1020},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3841, 4096, 1003},  /* softmax_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 8191, 1016},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8192, 8192, 1004},  /* softmax_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 10752, 1033},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 10753, 16383, 1017},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16384, 16384, 1128},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 16385, 24195, 1034},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 24196, 32768, 1128},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 1130},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 1128},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 63488, 1088},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_F16, 63489, 81920, 1128},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 81921, 105544, 1111},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 105545, 131072, 1121},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 131073, 147456, 1128},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 240386, 1122},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 240387, 262144, 1112},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 262145, 1073741824, 1128},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 116, 1039},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 117, 128, 1040},  /* softmax_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 214, 1049},  /* softmax_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 215, 244, 1047},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 245, 489, 1045},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 490, 511, 1048},  /* softmax_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 512, 980, 1042},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 981, 1023, 1046},  /* softmax_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1024, 1386, 1060},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1387, 1960, 1043},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1961, 3921, 1056},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 3922, 4096, 1044},  /* softmax_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 4352, 1076},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F32, 4353, 4864, 1073},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 4865, 8192, 1057},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 11776, 1074},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 11777, 16384, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 1133},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 27553, 1102},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 27554, 28672, 1133},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 29696, 1102},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 29697, 32768, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 32769, 36864, 1133},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 36865, 40960, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 40961, 65536, 1114},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 65537, 73728, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 73729, 131072, 1124},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131073, 1073741824, 1131},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 244, 1137},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 245, 256, 1138},  /* softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 449, 1145},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 450, 512, 1147},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 938, 1143},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 939, 1024, 1146},  /* softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 1792, 1139},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1793, 2048, 1144},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 1140},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 4276, 1151},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 4277, 8192, 1141},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 11093, 1152},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 11094, 12097, 1142},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 12098, 14848, 1148},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 14849, 16384, 1142},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16385, 19456, 1148},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 19457, 27553, 1201},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_BF16, 27554, 32768, 1203},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_BF16, 32769, 65536, 1211},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 65537, 110217, 1212},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 110218, 118784, 1221},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 118785, 131072, 1214},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 131073, 262143, 1224},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 262144, 262144, 1222},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1148},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 244, 1155},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 245, 256, 1156},  /* softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 1163},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 938, 1161},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 939, 1024, 1164},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 1536, 1157},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1537, 2048, 1162},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 1158},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 4276, 1169},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 4277, 8192, 1159},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 10623, 1170},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 10624, 12097, 1160},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 12098, 14848, 1166},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 14849, 16384, 1160},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 16385, 19456, 1166},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 19457, 27553, 1205},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 27554, 32768, 1207},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 32769, 51200, 1206},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 51201, 63488, 1215},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 63489, 65536, 1217},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 65537, 110217, 1216},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 110218, 120193, 1225},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 120194, 131072, 1218},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 131073, 262144, 1228},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1166},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 111, 1173},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 112, 127, 1174},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 128, 139, 1181},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 140, 255, 1183},  /* softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 256, 394, 1179},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 395, 511, 1182},  /* softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 512, 1023, 1175},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1024, 1024, 1233},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 1176},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 2138, 1187},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 2139, 4095, 1177},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4096, 4096, 1184},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 5792, 1188},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 5793, 6048, 1178},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 6049, 7168, 1184},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 7169, 8192, 1178},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 8193, 10172, 1184},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 10173, 16384, 1200},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 16385, 32768, 1210},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 32769, 65536, 1220},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 65537, 131072, 1230},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1184},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 
 /* gpu, rules, models, spans: the runtime takes the first set whose gpu the device's name

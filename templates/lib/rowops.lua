@@ -34,7 +34,7 @@ function M.axes()
     mode = { "reg", "loop", "bulk", "stream" },
     threads = M.THREAD_COUNTS,
     rows = { 1, 2, 4, 8 },
-    nv = { 1, 2, 4 },
+    nv = { 1, 2, 4, 8 },   -- 8: wide cluster rows alone (wide_ok)
     access = { "v16", "e1" },
     cache = { 0, 3, 6 },
     pipe = { 1, 2, 4 },
@@ -75,6 +75,7 @@ end
 -- holds at most 32 bytes and a CTA at most 4 rows, else 1024 (64); both keep
 -- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
+  if p.nv == 8 then return M.WIDE_THREADS end
   local co = opts.cluster_occupancy
   if p.cluster > 1 and co then return type(co) == "function" and co(p) or co end
   if M.staged(p) then return M.STAGED_THREADS end
@@ -124,6 +125,7 @@ end
 
 M.SM_SMEM = 228 * 1024       -- shared memory of one SM, 1 KB of it reserved per CTA
 M.STAGED_THREADS = 1024      -- threads per SM a staged variant aims at (64 registers)
+M.WIDE_THREADS = 512         -- threads per SM of a wide cluster row (128 registers: 32 hold its slice)
 
 -- CTAs per SM a variant is built for (the __launch_bounds__ minimum).
 function M.min_ctas(p, opts)
@@ -150,7 +152,7 @@ end
 -- than one row (more spill: ptxas -v).
 M.OPS = {
   rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
-              cluster_first = true },
+              cluster_first = true, wide_clusters = true },
   softmax = { two_pass = true, stream_operands = 1, bulk_first = {} },
   cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024,
                     bulk_first = { { from = 8192, to = 16384, pipe = 2 } } },
@@ -188,7 +190,7 @@ M.OPS = {
   -- block's x in shared memory, not registers); register cluster rows of
   -- 1024 threads too (bf16, f32; f16's spill as its 512-thread rows do)
   layernorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 2, dynamic_w = true,
-                bulk_first = {}, modes = { reg = true, loop = true, bulk = true }, pipe_max = 1,
+                wide_clusters = true, bulk_first = {}, modes = { reg = true, loop = true, bulk = true }, pipe_max = 1,
                 staged_pipe = 2, t1024_reg_clusters = { bf16 = true, f32 = true },
                 cluster_occupancy = function(p)
                   local two = p.cluster == 2 or (p.mode == "reg" and p.dtype ~= "f16")   -- f16 x4-x16: 4 bytes spill
@@ -245,8 +247,18 @@ end
 -- data, two stages) have each CTA's slice of the next row block land in shared
 -- memory while the cluster reduces this one, where register rows can only ask
 -- L2 for it.
+-- Wide cluster rows: 256 threads of 8 accesses, the slice of a 512-thread
+-- row of 4 in half the threads, so that the per-row work (reductions,
+-- barriers, the exchange, addresses) is spread over twice the elements; two
+-- CTAs an SM (M.WIDE_THREADS).  Ops that ask (opts.wide_clusters); the tune
+-- picks them where they win (rank 6).
+local function wide_ok(p, opts)
+  return opts.wide_clusters == true and p.mode == "reg" and p.pipe == 1 and p.cluster > 1 and p.threads == 256
+end
+
 local function cluster_ok(p, opts)
-  local shape = p.rows == 1 and p.access == "v16" and p.nv == 4 and p.cache == 0
+  local nv = p.nv == 4 or (p.nv == 8 and wide_ok(p, opts))
+  local shape = p.rows == 1 and p.access == "v16" and nv and p.cache == 0
   local bulk = p.mode == "bulk" and p.pipe == 2 and dtypes[p.dtype].size == 2
   local reg = p.mode == "reg" and p.pipe == 1
   -- rows of 1024 threads: 256 K in clusters of 8, which fill 128 SMs where
@@ -303,6 +315,7 @@ end
 
 function M.valid(p, opts)
   if not op_allows(p, opts) then return false, "not in this op's space" end
+  if p.nv == 8 and not wide_ok(p, opts) then return false, "8 accesses: wide cluster rows only" end
   if p.cluster > 1 and not cluster_ok(p, opts) then return false, "clusters: resident rows of 4 accesses only" end
   if M.smem(p, opts) + M.acc_smem(p, opts) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   if M.static_smem(p, opts) > M.STATIC_SMEM_LIMIT then return false, "static shared memory" end
@@ -357,8 +370,9 @@ function M.chunk(p) return p.cluster * p.threads * p.nv * M.vec(p) end
 --   5  element-wise streaming, for unaligned data
 --   6  the other staged rows: measured slower, never preferred by rank (nor
 --      the bulk cluster rows, the register cluster rows of 1024 threads (an
---      H100 only, session 25: 1% over t512 x16 at 256 K) and the backward ops'
---      bulk rows: make tune's rules pick any of them where they win)
+--      H100 only, session 25: 1% over t512 x16 at 256 K), the wide cluster
+--      rows and the backward ops' bulk rows: make tune's rules pick any of
+--      them where they win)
 local function bulk_first(p, opts)
   local c = M.chunk(p)
   for _, b in ipairs(opts.bulk_first) do
@@ -368,7 +382,7 @@ local function bulk_first(p, opts)
 end
 
 local function reg_rank(p, opts)
-  if p.cluster > 1 and p.threads == 1024 then return 6 end   -- measured on an H100 only: tune
+  if p.cluster > 1 and (p.threads == 1024 or p.nv == 8) then return 6 end   -- tune picks them
   if p.cluster > 1 then return opts.cluster_first and 1 or 3 end
   -- an op summing into partial rows streams slowly (a read-modify-write of
   -- its partial row per row): its 1024-thread rows come before streaming
