@@ -153,8 +153,8 @@ end
 M.OPS = {
   rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
               cluster_first = true, wide_clusters = true },
-  softmax = { two_pass = true, stream_operands = 1, bulk_first = {} },
-  cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024,
+  softmax = { two_pass = true, stream_operands = 1, bulk_first = {}, wide_clusters = true },
+  cross_entropy = { two_pass = false, stream_operands = 1, occupancy = 1024, wide_clusters = true,
                     bulk_first = { { from = 8192, to = 16384, pipe = 2 } } },
   -- backward ops read two rows (the forward's output or input, and dy) and
   -- make their second pass from global memory themselves: register rows of up
