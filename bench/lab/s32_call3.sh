@@ -1,0 +1,14 @@
+# Session 32, call 3, any GPU: the eight layernorm x16 variants that call 1's time limit cut (div_fast's
+# x16 rows and the wide ones, untested), by name, then s32_call2.sh (an H200: the retune; an H100:
+# layernorm and rmsnorm bf16 tuned at every N).  S32_END (default 560 s) bounds it.
+export KITE_COMMIT=${KITE_COMMIT:-s32}
+END=${S32_END:-560}
+v=; for d in bf16 f16; do v="$v layernorm_${d}_bulk_t512_r1_n4_v16_c0_p2_x16"; done
+for d in bf16 f16 f32; do v="$v layernorm_${d}_reg_t256_r1_n8_v16_c0_p1_x16 layernorm_${d}_reg_t512_r1_n4_v16_c0_p1_x16"; done
+KITE_BYNAME="$v" KITE_CALL_S=250 bash bench/device_run.sh byname > $OUT/byname.log 2>&1
+echo "byname rc=$? ($SECONDS s)"; grep -E "prebuilt" $OUT/byname.log; grep -A10 "tested by name" $OUT/summary.txt
+grep -E "layernorm.*(Failure|Error)" $OUT/byname_tests.log | head -5
+if ! grep -q " 0 failures, 0 errors" $OUT/summary.txt || grep -q "^cut" $OUT/summary.txt; then
+  echo "a test failed or was cut: no tune"; cd $OUT && tar czf logs3.tgz *.log; rm -f *.log; exit 0
+fi
+S32_TESTED="session 32 calls 1 and 3" S32_END=$(( END - SECONDS )) exec bash bench/lab/s32_call2.sh
