@@ -5,7 +5,7 @@ export KITE_COMMIT=${KITE_COMMIT:-s32}
 END=${S32_END:-560}
 v=; for d in bf16 f16; do v="$v layernorm_${d}_bulk_t512_r1_n4_v16_c0_p2_x16"; done
 for d in bf16 f16 f32; do v="$v layernorm_${d}_reg_t256_r1_n8_v16_c0_p1_x16 layernorm_${d}_reg_t512_r1_n4_v16_c0_p1_x16"; done
-KITE_BYNAME="$v" KITE_CALL_S=250 bash bench/device_run.sh byname > $OUT/byname.log 2>&1
+KITE_BYNAME="$v" KITE_CALL_S=$(( END < 270 ? END - 20 : 250 )) bash bench/device_run.sh byname > $OUT/byname.log 2>&1
 echo "byname rc=$? ($SECONDS s)"; grep -E "prebuilt" $OUT/byname.log; grep -A10 "tested by name" $OUT/summary.txt
 grep -E "layernorm.*(Failure|Error)" $OUT/byname_tests.log | head -5
 if ! grep -q " 0 failures, 0 errors" $OUT/summary.txt || grep -q "^cut" $OUT/summary.txt; then
