@@ -149,7 +149,8 @@ end
 -- staged_pipe the one stage count they take when that is limited; modes
 -- (default all), nv_max (accesses of a register row), threads_max, pipe_max
 -- (of register rows) and no_cluster limit the space of ops that hold more
--- than one row (more spill: ptxas -v).
+-- than one row (more spill: ptxas -v); wide_clusters adds wide cluster rows
+-- (wide_ok).
 M.OPS = {
   rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
               cluster_first = true },
@@ -319,7 +320,7 @@ end
 function M.valid(p, opts)
   if not op_allows(p, opts) then return false, "not in this op's space" end
   if p.nv == 8 and not wide_ok(p, opts) then return false, "8 accesses: wide cluster rows only" end
-  if p.cluster > 1 and not cluster_ok(p, opts) then return false, "clusters: resident rows of 4 accesses only" end
+  if p.cluster > 1 and not cluster_ok(p, opts) then return false, "clusters: resident rows of 4 accesses (8: wide rows)" end
   if M.smem(p, opts) + M.acc_smem(p, opts) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   if M.static_smem(p, opts) > M.STATIC_SMEM_LIMIT then return false, "static shared memory" end
   local cta = p.threads * p.rows
