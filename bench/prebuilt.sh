@@ -53,7 +53,9 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   missing=$(cd "$src" && find out -mindepth 2 -name '*.cu' | sed 's|^out/\(.*\)\.cu$|build/obj/\1.o|' |
             while read -r o; do [ -f "$o" ] || echo "$o"; done | wc -l)
   [ "$missing" = 0 ] || { echo "prebuilt.sh: $missing kernel objects missing in $src/build/obj: build first" >&2; exit 1; }
-  grep -qx '/.prebuilt/' .git/info/exclude 2>/dev/null || echo '/.prebuilt/' >> .git/info/exclude
+  excl=$(git rev-parse --git-path info/exclude)   # a worktree's .git is a file
+  mkdir -p "$(dirname "$excl")"
+  grep -qx '/.prebuilt/' "$excl" 2>/dev/null || echo '/.prebuilt/' >> "$excl"
   rm -rf .prebuilt && mkdir .prebuilt
   (cd "$src/build" && find obj -mindepth 2 -type f ! -path 'obj/runtime/*' | LC_ALL=C sort |
      tar cf - -T - | xz -9 -T0) >.prebuilt/objs.tar.xz
