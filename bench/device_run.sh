@@ -670,7 +670,8 @@ byname() {
   awk -F'\t' 'NR > 1 { print $1, $2 }' out/manifest.tsv | { set -f   # globs of variant names, not of files
     while read -r v op; do
       for g in $globs; do case $v in $g) echo "$v $(op_binary $op)"; break ;; esac; done
-    done; } >/tmp/bn/list
+    done; } | awk '{ w = match($1, /_x[0-9]+$/) ? 64 / substr($1, RSTART + 2) : 64; print w, $0 }' |
+    sort -n -s -k1,1 | cut -d' ' -f2- >/tmp/bn/list   # the widest clusters (longest rows, slowest tests) start first
   [ -s /tmp/bn/list ] || { echo "byname: no variant matches '$globs'" | tee -a "$OUT/summary.txt"; return; }
   xargs -P 16 -L 1 sh -c 'left=$(( BN_END - $(date +%s) )); [ $left -gt 5 ] || exit 0
       CK_RUN_CASE=variants KITE_TEST_ONLY="$0" timeout $left build/$1 >/tmp/bn/$0.log 2>&1' </tmp/bn/list
