@@ -19,12 +19,7 @@ if ! grep -q " 0 failures, 0 errors" $OUT/summary.txt; then echo "a test failed:
 if echo "$G" | grep -q H200; then
   S29_END=$(( END - SECONDS )) exec bash bench/lab/s29_call1.sh --retune-only   # it packs the logs
 else
-  for d in bf16 f16 f32; do
-    left=$(( END - SECONDS - 10 )); [ $left -gt 60 ] || break
-    timeout $left build/kite-bench --tune $OUT/t100ln_$d.tsv --times $OUT/t100ln_$d.times.tsv --op layernorm \
-      --dtype $d > $OUT/tune_$d.log 2>&1
-    echo "layernorm $d tune rc=$? ($SECONDS s)"; tail -1 $OUT/tune_$d.log
-  done
+  bash bench/lab/tune_dtypes.sh layernorm t100ln $(( END - SECONDS ))
   grep -hE "N=(4096|8192|12288|16384) " $OUT/tune_bf16.log 2>/dev/null
 fi
 cd $OUT && tar czf logs.tgz *.log 2>/dev/null; rm -f *.log
