@@ -261,7 +261,7 @@ local function wide_ok(p, opts)
 end
 
 local function cluster_ok(p, opts)
-  local nv = p.nv == 4 or (p.nv == 8 and wide_ok(p, opts))
+  local nv = p.nv == 4 or p.nv == 8   -- 8: a wide row (M.valid has checked wide_ok)
   local shape = p.rows == 1 and p.access == "v16" and nv and p.cache == 0
   local bulk = p.mode == "bulk" and p.pipe == 2 and dtypes[p.dtype].size == 2
   local reg = p.mode == "reg" and p.pipe == 1
