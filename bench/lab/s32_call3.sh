@@ -1,8 +1,8 @@
 # Session 32, call 3, any GPU: the eight layernorm x16 variants that call 1's time limit cut (div_fast's
 # x16 rows and the wide ones), by name, then s32_call2.sh (an H200: the retune; an H100: layernorm
 # tuned per dtype at every N).  S32_END (default 560 s) bounds it.  It did not run in session 32 (no
-# machine started), so main keeps IEEE division in clusters of 16 (layernorm's kDivFastClusterMax = 8):
-# `git cherry-pick wip/s32-x16` first (NOTES "Next (session 33)" 1), then run this.
+# machine started); session 33 runs it on cede269f: div_fast in the x16 rows again, and the wide x16
+# rows at three CTAs an SM with IEEE division (their list below is the same).
 export KITE_COMMIT=${KITE_COMMIT:-s32}
 END=${S32_END:-560}
 v=; for d in bf16 f16; do v="$v layernorm_${d}_bulk_t512_r1_n4_v16_c0_p2_x16"; done
