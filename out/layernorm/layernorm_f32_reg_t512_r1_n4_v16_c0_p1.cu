@@ -1024,13 +1024,10 @@ __device__ __forceinline__ float resident_squares(const raw_t (&x)[kNv], float m
 // took eight instruction sequences a row a thread (H100, 256 K, where
 // layernorm issues 1.66 times rmsnorm's instructions; bf16 cluster rows
 // 1-8% faster, session 32).  Not in the other rows, nor for the warp's mean in
-// cta_moments, nor in wide rows of 16 CTAs (three CTAs an SM, 80 registers):
-// there it made the rows spill (bf16 reg n4, f16; wide x16 bf16 70 bytes).
-constexpr bool kDivFast = false;
-
+// cta_moments: there it made 64-register rows spill (bf16 reg n4, f16).
 __device__ __forceinline__ float div_fast(float a, float b)
 {
-  if constexpr (kDivFast) return __fdividef(a, b);
+  if constexpr (kCluster > 1) return __fdividef(a, b);
   else return a / b;
 }
 

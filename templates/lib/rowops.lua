@@ -75,7 +75,7 @@ end
 -- holds at most 32 bytes and a CTA at most 4 rows, else 1024 (64); both keep
 -- enough bytes in flight, neither spills.
 function M.occupancy(p, opts)
-  if p.nv == 8 then return p.cluster == 16 and M.WIDE_X16_THREADS or M.WIDE_THREADS end
+  if p.nv == 8 then return M.WIDE_THREADS end
   local co = opts.cluster_occupancy
   if p.cluster > 1 and co then return type(co) == "function" and co(p) or co end
   if M.staged(p) then return M.STAGED_THREADS end
@@ -126,7 +126,6 @@ end
 M.SM_SMEM = 228 * 1024       -- shared memory of one SM, 1 KB of it reserved per CTA
 M.STAGED_THREADS = 1024      -- threads per SM a staged variant aims at (64 registers)
 M.WIDE_THREADS = 512         -- threads per SM of a wide cluster row (128 registers: 32 hold its slice)
-M.WIDE_X16_THREADS = 768     -- ...in a cluster of 16 (80 registers): twice the rows in flight as 512-thread x16 rows
 
 -- CTAs per SM a variant is built for (the __launch_bounds__ minimum).
 function M.min_ctas(p, opts)
@@ -252,12 +251,13 @@ end
 -- Wide cluster rows: 256 threads of 8 accesses, the slice of a 512-thread
 -- row of 4 in half the threads, so that the per-row work (reductions,
 -- barriers, the exchange, addresses) is spread over twice the elements; two
--- CTAs an SM (M.WIDE_THREADS), three in clusters of 16 (M.WIDE_X16_THREADS:
--- at two, 15 warps an SM issued 0.55 instructions a cycle a scheduler).  Ops that ask (opts.wide_clusters); the tune
+-- CTAs an SM (M.WIDE_THREADS).  Ops that ask (opts.wide_clusters); the tune
 -- picks them where they win (rank 6).  H100, bf16, M*N = 2^28 (session 32):
 -- layernorm 256 K 397 us against t512 x16's 401 (0.55 instructions issued a
 -- cycle against 0.67, at half the warps), 128 K a tie; rmsnorm, softmax and
 -- cross-entropy 6-30% slower than their dispatched rows, so only layernorm asks.
+-- Three CTAs an SM in clusters of 16 (80 registers, IEEE division: div_fast
+-- spilled) took 467 us there (session 33): slower.
 local function wide_ok(p, opts)
   return opts.wide_clusters == true and p.mode == "reg" and p.pipe == 1 and p.cluster > 1 and p.threads == 256
 end
