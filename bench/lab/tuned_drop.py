@@ -5,8 +5,9 @@ IN.tsv / IN.times.tsv (kite-bench --tune / --times) to OUT.tsv / OUT.times.tsv w
 names match a GLOB left out of the times, and each shape's best and runner-up picked again from the
 times left (the first of equal times wins, as the tune's own pick does).  For a tune whose run measured
 a variant that has changed since: the rest of the tune stays usable (session 33: the wide x16 rows).
-Each pick line keeps IN's device, date and commit columns.  With no GLOB matching, OUT equals IN
-(checked on session 33's layernorm tunes).
+Each pick line keeps IN's device, date and commit columns, and is written as kite-bench's tune_line
+writes it: runner-up "-" when one variant is left, no line when none is, failed lines kept as they are.
+With no GLOB matching, OUT equals IN (checked on session 33's layernorm tunes).
 """
 import fnmatch
 import sys
@@ -22,7 +23,7 @@ def keep(variant, globs):
 
 
 def shapes(times):
-    """{(op, dtype, dtype_out, m, n, k): [(time, variant), ...]} in the file's order."""
+    """{(op, dtype, dtype_out, m, n, k): [(time, variant, time as written), ...]} in the file's order."""
     by = {}
     for l in times:
         f = l.split("\t")
@@ -36,13 +37,13 @@ def repick(tuned, by):
     out = []
     for l in tuned:
         f = l.split("\t")
-        if l.startswith("#") or f[0] == "op":
+        if l.startswith("#") or f[0] == "op" or f[7] == "failed":
             out.append(l)
             continue
         ts = sorted(by.get(tuple(f[:6]), []), key=lambda t: t[0])   # stable: the first of equal times first
         if not ts:
             continue
-        best, second = ts[0], ts[1] if len(ts) > 1 else (0.0, "", "")
+        best, second = ts[0], ts[1] if len(ts) > 1 else (0.0, "-", "-")
         out.append("\t".join(f[:6] + [best[1], best[2], second[1], second[2]] + f[10:]))
     return out
 
