@@ -257,11 +257,9 @@ end
 -- cycle against 0.67, at half the warps), 128 K a tie; rmsnorm, softmax and
 -- cross-entropy 6-30% slower than their dispatched rows, so only layernorm asks.
 -- Three CTAs an SM in clusters of 16 (80 registers, IEEE division: div_fast
--- spilled) took 467 us there (session 33): slower.  Clusters of 2-8 only for
--- now: the two-CTA x16 rows (the 397 us above) have not run their tests
--- (cut in session 32, no machine in session 33's last calls).
+-- spilled) took 467 us there (session 33): slower, so two CTAs an SM stay.
 local function wide_ok(p, opts)
-  return opts.wide_clusters == true and p.mode == "reg" and p.pipe == 1 and p.cluster > 1 and p.cluster <= 8
+  return opts.wide_clusters == true and p.mode == "reg" and p.pipe == 1 and p.cluster > 1
          and p.threads == 256
 end
 
