@@ -258,9 +258,12 @@ end
 -- cross-entropy 6-30% slower than their dispatched rows, so only layernorm asks.
 -- Three CTAs an SM in clusters of 16 (80 registers, IEEE division: div_fast
 -- spilled) took 467 us there (session 33): slower, so two CTAs an SM stay.
+-- 512 threads of 8 accesses, one CTA an SM (clusters of 2-8: 256 K 16-bit
+-- elements in 8 CTAs), halve the cluster's CTAs and its exchange at the same
+-- warps an SM (session 34).
 local function wide_ok(p, opts)
   return opts.wide_clusters == true and p.mode == "reg" and p.pipe == 1 and p.cluster > 1
-         and p.threads == 256
+         and (p.threads == 256 or p.threads == 512 and p.cluster <= 8)
 end
 
 local function cluster_ok(p, opts)
