@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (the `device` tool), in stages that each fit one
 # device call (10 minutes); the build stays on the warm machine between calls.
+#   bash bench/device_run.sh build           the build alone (make -j16, kite-bench, the test binaries)
 #   bash bench/device_run.sh gpu   [quick]   build (make -j16), the GPU suites only (test_gpu, test_gemm)
 #   bash bench/device_run.sh tests [quick]   build, the whole test suite (make test, for the record)
 #   bash bench/device_run.sh rows  [quick]   row-op benchmarks, every variant, torch.compile
@@ -712,5 +713,6 @@ case $stage in
   retune) retune ;;
   xchg) xchg ;;
   byname) byname ;;
+  build) ;;   # the build alone (every stage builds first)
   *) echo "device_run.sh: unknown stage '$stage' (see the list at the top)"; exit 2 ;;
 esac

@@ -1,7 +1,7 @@
 # Session 34, call 2, whichever GPU comes.  H200: the retune (s32_call2.sh's H200 branch, i.e.
 # s29_call1.sh --retune-only) on objects that call 1 tested by name on an H100; copy h200*.tsv from
 # $OUT to bench/tuned/, make gen.  H100: layernorm (bf16, then f16) against torch.compile on the
-# table call 1 retuned (2d237504), at the N and 128 K.  S34_END (default 520 s) bounds it.
+# table call 1 retuned (2d237504), at the N.  S34_END (default 520 s) bounds it.
 export KITE_COMMIT=${KITE_COMMIT:-s34}
 source .deps/env.sh 2>/dev/null
 END=${S34_END:-520}
@@ -9,7 +9,7 @@ G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
 if echo "$G" | grep -q H200; then
   S32_TESTED="session 34 call 1 (an H100)" S32_END=$END exec bash bench/lab/s32_call2.sh
 fi
-bash bench/device_run.sh build > $OUT/build.log 2>&1   # no stage of that name: the build alone
+bash bench/device_run.sh build > $OUT/build.log 2>&1
 echo "build rc=$? ($SECONDS s)"; grep -E "prebuilt|build:" $OUT/build.log
 for d in bf16 f16; do
   t=$(( END - SECONDS - 10 )); [ $d = bf16 ] && t=$(( t / 2 + 20 ))
