@@ -13,7 +13,7 @@ source .deps/env.sh 2>/dev/null
 END=${S35_END:-560}
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
 if echo "$G" | grep -q H200; then   # (on H100s they passed by name in session 34)
-KITE_BYNAME='layernorm_*' KITE_CALL_S=${S35_BYNAME_S:-210} bash bench/device_run.sh byname > $OUT/byname.log 2>&1
+KITE_BYNAME='layernorm_bf16_* layernorm_f16_* layernorm_f32_*' KITE_CALL_S=${S35_BYNAME_S:-210} bash bench/device_run.sh byname > $OUT/byname.log 2>&1
 echo "byname rc=$? ($SECONDS s)"; grep -E "prebuilt|build:" $OUT/byname.log; grep -A4 "tested by name" $OUT/summary.txt
 grep -E "(Failure|Error)" $OUT/byname_tests.log | cut -c1-300 | head -5
 cp build/kite-bench build/kite-bench-main
