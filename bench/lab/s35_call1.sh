@@ -12,16 +12,16 @@ export KITE_COMMIT=${KITE_COMMIT:-s35}
 source .deps/env.sh 2>/dev/null
 END=${S35_END:-560}
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
-if echo "$G" | grep -q H200; then   # (on H100s they passed by name in session 34)
-KITE_BYNAME='layernorm_bf16_* layernorm_f16_* layernorm_f32_*' KITE_CALL_S=${S35_BYNAME_S:-210} bash bench/device_run.sh byname > $OUT/byname.log 2>&1
-echo "byname rc=$? ($SECONDS s)"; grep -E "prebuilt|build:" $OUT/byname.log; grep -A4 "tested by name" $OUT/summary.txt
-grep -E "(Failure|Error)" $OUT/byname_tests.log | cut -c1-300 | head -5
+bash bench/device_run.sh build > $OUT/build.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep -E "prebuilt|build:" $OUT/build.log
 cp build/kite-bench build/kite-bench-main
+if echo "$G" | grep -q H200; then   # (on H100s they passed by name in session 34)
+  KITE_BYNAME='layernorm_bf16_* layernorm_f16_* layernorm_f32_*' KITE_CALL_S=${S35_BYNAME_S:-210} \
+    bash bench/device_run.sh byname > $OUT/byname.log 2>&1
+  echo "byname rc=$? ($SECONDS s)"; grep -A4 "tested by name" $OUT/summary.txt
+  grep -E "(Failure|Error)" $OUT/byname_tests.log | cut -c1-300 | head -5
   S29_TESTED="session 35 call 1 (layernorm by name, this call)" S29_END=$(( END - SECONDS )) \
     exec bash bench/lab/s29_call1.sh --retune-only
 fi
-bash bench/device_run.sh build > $OUT/build.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep -E "prebuilt|build:" $OUT/build.log
-cp build/kite-bench build/kite-bench-main
 # H100: one launch each of the dispatched bf16 kernels below, their SASS with executed counts
 for on in layernorm:262144 layernorm:65536 layernorm_bwd:262144; do
   op=${on%:*} n=${on#*:}; [ $(( END - SECONDS )) -ge 60 ] || break

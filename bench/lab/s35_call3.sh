@@ -13,19 +13,7 @@ OPS=softmax,cross_entropy,rmsnorm,layernorm,softmax_bwd,rmsnorm_bwd,layernorm_bw
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
 bash bench/device_run.sh build > $OUT/build.log 2>&1
 echo "build rc=$? ($SECONDS s)"; grep -E "prebuilt|build:" $OUT/build.log
-tar xJf .abbranch/oldbench.tar.xz -C /tmp
-mkdir -p $OUT/ab
-for r in $(seq ${S35_ROUNDS:-3}); do
-  for b in old new; do
-    [ $(( END - SECONDS )) -ge 200 ] || break 2
-    bin=build/kite-bench; [ $b = old ] && bin=/tmp/kite-bench-old
-    timeout 120 $bin --variants --only '*_x*' --op $OPS --n 65536,131072,262144 > $OUT/ab/ab.$b.$r.txt 2>&1
-  done
-done
-echo "A/B done: $(ls $OUT/ab/ab.new.*.txt | wc -l) rounds ($SECONDS s)"
-for op in ${OPS//,/ }; do echo "== $op"; python3 bench/lab/ab_rounds.py $op $OUT/ab; done | tee $OUT/ab_summary.txt
-for op in ${OPS//,/ }; do python3 bench/lab/ab_rounds.py $op $OUT/ab all | grep -v "^N " | sed "s/^/$op /"; done > $OUT/ab_all.txt
-cd $OUT && tar czf ab_raw.tgz ab && rm -rf ab; cd - >/dev/null
+AB_ROUNDS=${S35_ROUNDS:-3} AB_STOP=$(( END - SECONDS - 200 )) bash bench/lab/ab_run.sh $OUT $OPS '*_x*' 65536,131072,262144
 left=$(( END - SECONDS - 10 ))
 KITE_BYNAME='*_x*' KITE_CALL_S=$left bash bench/device_run.sh byname > $OUT/byname.log 2>&1
 grep -A4 "tested by name" $OUT/summary.txt; grep -E "(Failure|Error)" $OUT/byname_tests.log | cut -c1-300 | head -5

@@ -17,17 +17,8 @@ bash bench/device_run.sh build > $OUT/build.log 2>&1
 echo "build rc=$? ($SECONDS s)"; grep -E "prebuilt|build:" $OUT/build.log
 case ${1:-ab} in
   ab)
-    tar xJf .abbranch/oldbench.tar.xz -C /tmp; mkdir -p $OUT/ab
-    for r in $(seq ${S36_ROUNDS:-3}); do
-      for b in old new; do
-        [ $(( END - SECONDS )) -ge 130 ] || break 2
-        bin=build/kite-bench; [ $b = old ] && bin=/tmp/kite-bench-old
-        timeout 120 $bin --variants --only '*' --op $OPS --n 1024,4096,16384,65536,131072,262144 > $OUT/ab/ab.$b.$r.txt 2>&1
-      done
-    done
-    echo "A/B done: $(ls $OUT/ab/ab.new.*.txt | wc -l) rounds ($SECONDS s)"
-    for op in ${OPS//,/ }; do echo "== $op"; python3 bench/lab/ab_rounds.py $op $OUT/ab; done | tee $OUT/ab_summary.txt
-    cd $OUT && tar czf ab_raw.tgz ab && rm -rf ab ;;
+    AB_ROUNDS=${S36_ROUNDS:-3} AB_STOP=$(( END - SECONDS - 130 )) \
+      bash bench/lab/ab_run.sh $OUT $OPS '*' 1024,4096,16384,65536,131072,262144 ;;
   tests)
     awk -F'\t' 'NR > 1 && $2 != "gemm" { print $1 }' out/manifest.tsv | wc -l | sed 's/^/row variants: /'
     KITE_BYNAME='rmsnorm_* softmax_* cross_entropy_* layernorm_*' KITE_CALL_S=$(( END - SECONDS - 10 )) bash bench/device_run.sh byname > $OUT/byname.log 2>&1
