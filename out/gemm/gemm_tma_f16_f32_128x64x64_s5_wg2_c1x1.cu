@@ -91,6 +91,12 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
                "}" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
 }
 
+// How long a waiting thread may stay suspended in one try (ns). The phase's
+// completion wakes it sooner; without the hint the hardware's short default
+// has the warp retry dozens of times an exchange, issue slots the SM's other
+// rows need (session 35: ~9% of long rows' instructions).
+constexpr uint32_t kMbarSuspendNs = 1000000;
+
 // As mbar_wait, acquiring at cluster scope: for bytes that peer CTAs'
 // st.async wrote here, counted on this barrier.
 __device__ __forceinline__ void mbar_wait_cluster(uint64_t *bar, uint32_t parity)
@@ -98,9 +104,9 @@ __device__ __forceinline__ void mbar_wait_cluster(uint64_t *bar, uint32_t parity
   asm volatile("{\n"
                "  .reg .pred done;\n"
                "kite_mbar_wait_cluster:\n"
-               "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+               "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1, %2;\n"
                "  @!done bra kite_mbar_wait_cluster;\n"
-               "}" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
+               "}" :: "r"(smem_addr(bar)), "r"(parity), "n"(kMbarSuspendNs) : "memory");
 }
 
 // One plain arrival (a consumer releasing a stage).

@@ -169,6 +169,12 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
                "}" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
 }
 
+// How long a waiting thread may stay suspended in one try (ns). The phase's
+// completion wakes it sooner; without the hint the hardware's short default
+// has the warp retry dozens of times an exchange, issue slots the SM's other
+// rows need (session 35: ~9% of long rows' instructions).
+constexpr uint32_t kMbarSuspendNs = 1000000;
+
 // As mbar_wait, acquiring at cluster scope: for bytes that peer CTAs'
 // st.async wrote here, counted on this barrier.
 __device__ __forceinline__ void mbar_wait_cluster(uint64_t *bar, uint32_t parity)
@@ -176,9 +182,9 @@ __device__ __forceinline__ void mbar_wait_cluster(uint64_t *bar, uint32_t parity
   asm volatile("{\n"
                "  .reg .pred done;\n"
                "kite_mbar_wait_cluster:\n"
-               "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+               "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1, %2;\n"
                "  @!done bra kite_mbar_wait_cluster;\n"
-               "}" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
+               "}" :: "r"(smem_addr(bar)), "r"(parity), "n"(kMbarSuspendNs) : "memory");
 }
 
 constexpr int64_t kMaxGrid = 2147483647;
@@ -506,15 +512,13 @@ __device__ __forceinline__ const T *cluster_exchange(T v)
   return slot;
 }
 
-// The cluster's combination of v, the CTA's value (the same in every thread).
+// The cluster's combination of v, the CTA's value (the same in every thread),
+// by a butterfly over the ranks (op commutes: every thread gets the same bits).
 template <typename T, typename Op>
 __device__ __forceinline__ T cluster_combine(T v, Op op)
 {
   const T *slot = cluster_exchange(v);
-  v = slot[0];
-#pragma unroll
-  for (int k = 1; k < kCluster; ++k) v = op(v, slot[k]);
-  return v;
+  return lane_fold<kCluster>(slot[threadIdx.x % kCluster], op);   // each lane a rank's, as cta_reduce
 }
 
 // The merge of the cluster's values by rank, lane l of every warp starting
@@ -549,9 +553,16 @@ __device__ __forceinline__ T cta_reduce(T v, T (*red)[kRedSlots], Op op)
     const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
     if (threadIdx.x % 32 == 0) red[r][w] = v;
     __syncthreads();
-    v = red[r][0];
+    if constexpr ((kWarps & (kWarps - 1)) == 0) {
+      // each lane one warp's slot, then a butterfly: log2(kWarps) ops a thread
+      // where adding every slot in turn took kWarps - 1 (ncu, layernorm_bwd 256 K:
+      // ~30 of a row's 198 FADDs a thread)
+      v = lane_fold<kWarps>(red[r][threadIdx.x % kWarps], op);
+    } else {
+      v = red[r][0];
 #pragma unroll
-    for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
+      for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
+    }
   }
   return v;
 }

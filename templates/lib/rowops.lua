@@ -1166,15 +1166,13 @@ __device__ __forceinline__ const T *cluster_exchange(T v)
   return slot;
 }
 
-// The cluster's combination of v, the CTA's value (the same in every thread).
+// The cluster's combination of v, the CTA's value (the same in every thread),
+// by a butterfly over the ranks (op commutes: every thread gets the same bits).
 template <typename T, typename Op>
 __device__ __forceinline__ T cluster_combine(T v, Op op)
 {
   const T *slot = cluster_exchange(v);
-  v = slot[0];
-#pragma unroll
-  for (int k = 1; k < kCluster; ++k) v = op(v, slot[k]);
-  return v;
+  return lane_fold<kCluster>(slot[threadIdx.x % kCluster], op);   // each lane a rank's, as cta_reduce
 }
 
 // The merge of the cluster's values by rank, lane l of every warp starting
@@ -1209,9 +1207,16 @@ __device__ __forceinline__ T cta_reduce(T v, T (*red)[kRedSlots], Op op)
     const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
     if (threadIdx.x % 32 == 0) red[r][w] = v;
     __syncthreads();
-    v = red[r][0];
+    if constexpr ((kWarps & (kWarps - 1)) == 0) {
+      // each lane one warp's slot, then a butterfly: log2(kWarps) ops a thread
+      // where adding every slot in turn took kWarps - 1 (ncu, layernorm_bwd 256 K:
+      // ~30 of a row's 198 FADDs a thread)
+      v = lane_fold<kWarps>(red[r][threadIdx.x % kWarps], op);
+    } else {
+      v = red[r][0];
 #pragma unroll
-    for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
+      for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
+    }
   }
   return v;
 }
