@@ -550,16 +550,10 @@ __device__ __forceinline__ T cta_reduce(T v, T (*red)[kRedSlots], Op op)
     const int r = threadIdx.x / kThreads, w = threadIdx.x % kThreads / 32;
     if (threadIdx.x % 32 == 0) red[r][w] = v;
     __syncthreads();
-    if constexpr ((kWarps & (kWarps - 1)) == 0) {
-      // each lane one warp's slot, then a butterfly: log2(kWarps) ops a thread
-      // where adding every slot in turn took kWarps - 1 (ncu, layernorm_bwd 256 K:
-      // ~30 of a row's 198 FADDs a thread)
-      v = lane_fold<kWarps>(red[r][threadIdx.x % kWarps], op);
-    } else {
-      v = red[r][0];
-#pragma unroll
-      for (int k = 1; k < kWarps; ++k) v = op(v, red[r][k]);
-    }
+    // each lane one warp's slot, then a butterfly: log2(kWarps) ops a thread
+    // where adding every slot in turn took kWarps - 1 (ncu, layernorm_bwd 256 K:
+    // ~30 of a row's 198 FADDs a thread); THREAD_COUNTS are powers of two
+    v = lane_fold<kWarps>(red[r][threadIdx.x % kWarps], op);
   }
   return v;
 }
