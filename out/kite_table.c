@@ -4130,69 +4130,69 @@ static const struct kite_rule kite_rules_1[] = {
   {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1233, 545.104f},
   {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1187, 1319.440f},
   {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1187, 1762.832f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 172, 255.552f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 172, 136.592f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 172, 97.312f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 182, 93.280f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 181, 92.992f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 195, 93.440f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 188, 92.896f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 193, 93.328f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 176, 92.784f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 172, 255.360f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 172, 136.528f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 172, 97.200f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 194, 93.184f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 192, 92.880f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 195, 93.344f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 188, 92.848f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 193, 93.280f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 176, 92.832f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 189, 93.216f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 189, 93.696f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 190, 93.264f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 190, 93.888f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 191, 93.968f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 191, 94.096f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 197, 95.792f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 197, 96.560f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 200, 141.872f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 200, 185.184f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 200, 273.392f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 200, 362.496f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 189, 93.504f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 190, 93.232f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 190, 93.792f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 191, 93.904f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 191, 94.080f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 199, 94.848f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 199, 94.544f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 199, 138.224f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 199, 182.128f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 199, 270.128f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 199, 357.456f},
   {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 201, 251.760f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 201, 135.056f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 201, 97.216f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 223, 93.536f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 221, 93.184f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 204, 93.696f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 208, 93.056f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 222, 93.520f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 205, 93.024f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 218, 93.536f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 218, 93.712f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 219, 93.648f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 219, 93.920f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 220, 94.016f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 220, 94.368f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 226, 96.016f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 229, 96.752f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 229, 141.792f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 229, 185.200f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 229, 273.792f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 229, 362.736f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 230, 205.744f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 231, 182.208f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 254, 181.440f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 253, 181.136f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 251, 180.880f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 234, 180.528f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 247, 180.496f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 235, 180.448f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 235, 180.784f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 248, 180.848f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 258, 181.504f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 249, 180.624f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 258, 181.712f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 258, 184.256f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 258, 184.096f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 258, 184.640f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 258, 183.968f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 258, 272.992f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 258, 361.600f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 258, 539.280f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 258, 716.736f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 201, 135.120f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 201, 97.200f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 211, 93.424f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 210, 93.008f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 224, 93.440f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 208, 93.008f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 222, 93.424f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 205, 92.960f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 218, 93.328f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 218, 93.584f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 219, 93.248f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 219, 93.728f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 220, 93.904f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 220, 94.032f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 228, 95.024f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 228, 94.560f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 228, 138.128f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 228, 182.336f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 228, 269.904f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 228, 357.584f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 230, 205.760f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 231, 182.432f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 254, 181.760f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 253, 181.152f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 251, 180.816f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 234, 180.560f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 247, 180.848f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 235, 180.752f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 235, 180.928f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 248, 181.152f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 248, 181.536f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 249, 180.864f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 257, 181.920f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 256, 182.176f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 257, 181.824f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 257, 182.112f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 257, 182.032f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 257, 270.000f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 257, 357.552f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 256, 533.184f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 256, 709.376f},
   {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 826, 437.216f},
   {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 826, 223.744f},
   {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 826, 146.656f},
@@ -4606,14 +4606,13 @@ static const struct kite_row_span kite_row_spans_1[] = {
   {"cross_entropy", KITE_F32, 327681, 409600, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
   {"cross_entropy", KITE_F32, 409601, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_BF16, 1, 256, 172},  /* cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 257, 411, 180},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 412, 512, 182},  /* cross_entropy_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 513, 938, 194},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 939, 1024, 181},  /* cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1025, 1447, 192},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1448, 1721, 195},  /* cross_entropy_bwd_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1722, 1960, 175},  /* cross_entropy_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1961, 2047, 179},  /* cross_entropy_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 257, 469, 180},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 470, 511, 182},  /* cross_entropy_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 512, 938, 194},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 939, 980, 181},  /* cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 981, 1511, 192},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1512, 1648, 195},  /* cross_entropy_bwd_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1649, 2047, 175},  /* cross_entropy_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_BF16, 2048, 3024, 188},  /* cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_BF16, 3025, 3755, 193},  /* cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_BF16, 3756, 4096, 176},  /* cross_entropy_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
@@ -4621,23 +4620,21 @@ static const struct kite_row_span kite_row_spans_1[] = {
   {"cross_entropy_bwd", KITE_BF16, 8193, 16384, 190},  /* cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_BF16, 16385, 32768, 191},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_BF16, 32769, 40692, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 40693, 49152, 197},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 49153, 51200, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 51201, 65536, 197},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 65537, 73728, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 73729, 81920, 200},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_BF16, 81921, 86016, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 86017, 98304, 200},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_BF16, 98305, 101069, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 101070, 1073741824, 200},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_BF16, 40693, 49152, 199},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_BF16, 49153, 50534, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 50535, 65536, 199},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_BF16, 65537, 69632, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 69633, 81920, 199},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_BF16, 81921, 84989, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 84990, 1073741824, 199},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
   {"cross_entropy_bwd", KITE_F16, 1, 256, 201},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 257, 449, 209},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 450, 511, 211},  /* cross_entropy_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 512, 938, 223},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 939, 1023, 210},  /* cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1024, 1511, 221},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1512, 1535, 224},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1536, 2047, 204},  /* cross_entropy_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 257, 430, 209},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 431, 512, 211},  /* cross_entropy_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 513, 938, 223},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 939, 1024, 210},  /* cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1025, 1511, 221},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1512, 1648, 224},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1649, 2047, 204},  /* cross_entropy_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_F16, 2048, 2048, 208},  /* cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_F16, 2049, 3024, 217},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_F16, 3025, 3755, 222},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
@@ -4646,46 +4643,40 @@ static const struct kite_row_span kite_row_spans_1[] = {
   {"cross_entropy_bwd", KITE_F16, 8193, 16384, 219},  /* cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_F16, 16385, 32768, 220},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_F16, 32769, 40692, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 40693, 49152, 226},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 49153, 51200, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 51201, 61440, 226},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 61441, 65536, 229},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F16, 65537, 73728, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 73729, 81920, 229},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F16, 81921, 86016, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 86017, 98304, 229},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F16, 98305, 101069, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 101070, 1073741824, 229},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 1, 122, 230},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 123, 128, 231},  /* cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 129, 244, 238},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 245, 449, 254},  /* cross_entropy_bwd_f32_reg_t32_r8_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 450, 469, 252},  /* cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 470, 511, 236},  /* cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 512, 608, 253},  /* cross_entropy_bwd_f32_reg_t64_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 609, 980, 250},  /* cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 981, 1511, 251},  /* cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1512, 1960, 234},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1961, 3024, 247},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 40693, 49152, 228},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F16, 49153, 50534, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 50535, 65536, 228},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F16, 65537, 69632, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 69633, 81920, 228},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F16, 81921, 84989, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 84990, 1073741824, 228},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 1, 127, 230},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 128, 128, 231},  /* cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 129, 234, 238},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 235, 255, 240},  /* cross_entropy_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 256, 489, 254},  /* cross_entropy_bwd_f32_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 490, 980, 253},  /* cross_entropy_bwd_f32_reg_t64_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 981, 1386, 251},  /* cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1387, 1511, 246},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1512, 2047, 234},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 2048, 3024, 247},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
   {"cross_entropy_bwd", KITE_F32, 3025, 4096, 235},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 4097, 8191, 248},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 8192, 8192, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 8193, 15688, 249},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 15689, 16384, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 16385, 22528, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 22529, 24576, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 4097, 8192, 248},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 8193, 15872, 249},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 15873, 16384, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 16385, 21504, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 21505, 24576, 256},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s1 */
   {"cross_entropy_bwd", KITE_F32, 24577, 29696, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 29697, 32768, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 29697, 32768, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
   {"cross_entropy_bwd", KITE_F32, 32769, 36864, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 36865, 40960, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 40961, 45056, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 45057, 49152, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 49153, 52772, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 52773, 57344, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 36865, 40960, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 40961, 44375, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 44376, 49152, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 49153, 51200, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 51201, 57344, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
   {"cross_entropy_bwd", KITE_F32, 57345, 59392, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 59393, 65536, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 65537, 68437, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 68438, 1073741824, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 59393, 185363, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 185364, 1073741824, 256},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s1 */
   {"layernorm", KITE_BF16, 1, 256, 418},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"layernorm", KITE_BF16, 257, 512, 426},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm", KITE_BF16, 513, 1024, 436},  /* layernorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
@@ -5112,6 +5103,6 @@ static const struct kite_row_span kite_row_spans_1[] = {
    holds (case aside), else the first (runtime/kite_dispatch.c) */
 const struct kite_gpu_table kite_gpu_tables[] = {
   {"h200", kite_rules_0, 665, kite_gemm_models_0, 19, kite_row_spans_0, 535},
-  {"h100", kite_rules_1, 665, kite_gemm_models_1, 19, kite_row_spans_1, 697},
+  {"h100", kite_rules_1, 665, kite_gemm_models_1, 19, kite_row_spans_1, 688},
 };
 const int32_t kite_gpu_tables_len = 2;
