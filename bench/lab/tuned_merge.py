@@ -13,6 +13,8 @@ checked: from the cut-off tune and h200.* it rebuilds the committed h100 table b
 """
 import sys
 
+MARK = "# the fallback's lines for every group not measured above"
+
 
 def split(text):
     """(comments, header, rows) of a tune file: make gen wants the header first of the non-comments."""
@@ -32,7 +34,9 @@ def merge(fallback, measured):
     got, notes = {}, []
     for text in measured:
         notes_m, _, rows = split(text)
-        notes += [c for c in notes_m if c not in notes]
+        for c in notes_m:   # each note once (an earlier merge's among them)
+            if c not in notes and c != MARK:
+                notes.append(c)
         by = {}
         for r in rows:
             by.setdefault(group(r), []).append(r)
@@ -41,8 +45,10 @@ def merge(fallback, measured):
     out = notes + [header]
     for g in got:   # in the order the groups came (the tune's): kite_rules keep it
         out += got[g]
-    out.append("# the fallback's lines for every group not measured above")
+    out.append(MARK)
     for line in fallback.splitlines():   # in place, with the fallback's own comments (the gemm tune's)
+        if line.startswith("#") and (line in notes or line == MARK):
+            continue
         if line and not line.startswith("op\t") and (line.startswith("#") or group(line) not in got):
             out.append(line)
     return "\n".join(out) + "\n", list(got)

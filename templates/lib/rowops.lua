@@ -39,7 +39,7 @@ function M.axes()
     cache = { 0, 3, 6 },
     pipe = { 1, 2, 4 },
     cluster = { 1, 2, 4, 8, 16 },
-    split = { 0, 4 },   -- chunks of a streaming row one CTA takes (0: the whole row)
+    split = { 0, 1, 2, 4 },   -- chunks of a streaming row one CTA takes (0: the whole row)
   }
 end
 
