@@ -17,6 +17,12 @@ cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args,
 cudaError_t kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bf16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -58,6 +64,12 @@ cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, 
 cudaError_t kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -99,6 +111,12 @@ cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, 
 cudaError_t kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_f32_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -189,6 +207,12 @@ cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n2_v16_c0_p2(const void *a
 cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -218,6 +242,12 @@ cudaError_t kite_v_cross_entropy_bwd_f16_reg_t512_r1_n2_v16_c0_p2(const void *ar
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -247,6 +277,12 @@ cudaError_t kite_v_cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p2(const void *ar
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_cross_entropy_bwd_f32_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -430,6 +466,12 @@ cudaError_t kite_v_layernorm_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args, cud
 cudaError_t kite_v_layernorm_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bf16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -455,6 +497,12 @@ cudaError_t kite_v_layernorm_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, cuda
 cudaError_t kite_v_layernorm_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -480,6 +528,12 @@ cudaError_t kite_v_layernorm_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, cuda
 cudaError_t kite_v_layernorm_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_f32_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -675,6 +729,12 @@ cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaS
 cudaError_t kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_bf16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -714,6 +774,12 @@ cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -753,6 +819,12 @@ cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_rmsnorm_f32_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -979,6 +1051,12 @@ cudaError_t kite_v_softmax_bf16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaS
 cudaError_t kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_bf16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -1019,6 +1097,12 @@ cudaError_t kite_v_softmax_f16_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -1059,6 +1143,12 @@ cudaError_t kite_v_softmax_f32_reg_t512_r1_n2_v16_c0_p2(const void *args, cudaSt
 cudaError_t kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p2(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_softmax_f32_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t128_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1(const void *args, cudaStream_t stream);
@@ -1256,6 +1346,12 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t1024_r1_n2_v16_c0_p2},
   {"cross_entropy_bf16_reg_t128_r2_n2_v16_c0_p2", "cross_entropy", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t128_r2_n2_v16_c0_p2},
   {"cross_entropy_bf16_reg_t64_r4_n2_v16_c0_p2", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_bf16_reg_t128_r1_n3_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t128_r1_n3_v16_c0_p1},
+  {"cross_entropy_bf16_reg_t256_r1_n3_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n3_v16_c0_p1},
+  {"cross_entropy_bf16_reg_t512_r1_n3_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n3_v16_c0_p1},
+  {"cross_entropy_bf16_reg_t64_r2_n3_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t64_r2_n3_v16_c0_p1},
+  {"cross_entropy_bf16_reg_t128_r2_n3_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t128_r2_n3_v16_c0_p1},
+  {"cross_entropy_bf16_reg_t64_r4_n3_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t64_r4_n3_v16_c0_p1},
   {"cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1},
   {"cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_BF16, KITE_BF16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bf16_reg_t512_r1_n4_v16_c0_p1},
@@ -1297,6 +1393,12 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t1024_r1_n2_v16_c0_p2},
   {"cross_entropy_f16_reg_t128_r2_n2_v16_c0_p2", "cross_entropy", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t128_r2_n2_v16_c0_p2},
   {"cross_entropy_f16_reg_t64_r4_n2_v16_c0_p2", "cross_entropy", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_f16_reg_t128_r1_n3_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t128_r1_n3_v16_c0_p1},
+  {"cross_entropy_f16_reg_t256_r1_n3_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n3_v16_c0_p1},
+  {"cross_entropy_f16_reg_t512_r1_n3_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n3_v16_c0_p1},
+  {"cross_entropy_f16_reg_t64_r2_n3_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t64_r2_n3_v16_c0_p1},
+  {"cross_entropy_f16_reg_t128_r2_n3_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t128_r2_n3_v16_c0_p1},
+  {"cross_entropy_f16_reg_t64_r4_n3_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t64_r4_n3_v16_c0_p1},
   {"cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1},
   {"cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1},
   {"cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_F16, KITE_F16, 1, 16384, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f16_reg_t512_r1_n4_v16_c0_p1},
@@ -1338,6 +1440,12 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t1024_r1_n2_v16_c0_p2},
   {"cross_entropy_f32_reg_t128_r2_n2_v16_c0_p2", "cross_entropy", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t128_r2_n2_v16_c0_p2},
   {"cross_entropy_f32_reg_t64_r4_n2_v16_c0_p2", "cross_entropy", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_f32_reg_t128_r1_n3_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t128_r1_n3_v16_c0_p1},
+  {"cross_entropy_f32_reg_t256_r1_n3_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n3_v16_c0_p1},
+  {"cross_entropy_f32_reg_t512_r1_n3_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n3_v16_c0_p1},
+  {"cross_entropy_f32_reg_t64_r2_n3_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t64_r2_n3_v16_c0_p1},
+  {"cross_entropy_f32_reg_t128_r2_n3_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t128_r2_n3_v16_c0_p1},
+  {"cross_entropy_f32_reg_t64_r4_n3_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t64_r4_n3_v16_c0_p1},
   {"cross_entropy_f32_reg_t128_r1_n4_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t128_r1_n4_v16_c0_p1},
   {"cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1},
   {"cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1", "cross_entropy", KITE_F32, KITE_F32, 1, 8192, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_f32_reg_t512_r1_n4_v16_c0_p1},
@@ -1428,6 +1536,12 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2},
   {"cross_entropy_bwd_bf16_reg_t128_r2_n2_v16_c0_p2", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t128_r2_n2_v16_c0_p2},
   {"cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p2", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_bwd_bf16_reg_t128_r1_n3_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t128_r1_n3_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t256_r1_n3_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n3_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t512_r1_n3_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n3_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t64_r2_n3_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t64_r2_n3_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t128_r2_n3_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t128_r2_n3_v16_c0_p1},
+  {"cross_entropy_bwd_bf16_reg_t64_r4_n3_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t64_r4_n3_v16_c0_p1},
   {"cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1},
   {"cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_BF16, KITE_BF16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1},
@@ -1457,6 +1571,12 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2},
   {"cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p2},
   {"cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f16_reg_t128_r1_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t128_r1_n3_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t256_r1_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t256_r1_n3_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t512_r1_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t512_r1_n3_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t64_r2_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t64_r2_n3_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t128_r2_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t128_r2_n3_v16_c0_p1},
+  {"cross_entropy_bwd_f16_reg_t64_r4_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t64_r4_n3_v16_c0_p1},
   {"cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1},
   {"cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1},
   {"cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F16, KITE_F16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1},
@@ -1486,6 +1606,12 @@ const struct kite_variant kite_variants[] = {
   {"cross_entropy_bwd_f32_reg_t1024_r1_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t1024_r1_n2_v16_c0_p2},
   {"cross_entropy_bwd_f32_reg_t128_r2_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t128_r2_n2_v16_c0_p2},
   {"cross_entropy_bwd_f32_reg_t64_r4_n2_v16_c0_p2", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t64_r4_n2_v16_c0_p2},
+  {"cross_entropy_bwd_f32_reg_t128_r1_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t128_r1_n3_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t256_r1_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t256_r1_n3_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t512_r1_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t512_r1_n3_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t64_r2_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t64_r2_n3_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t128_r2_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t128_r2_n3_v16_c0_p1},
+  {"cross_entropy_bwd_f32_reg_t64_r4_n3_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t64_r4_n3_v16_c0_p1},
   {"cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1},
   {"cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1},
   {"cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1", "cross_entropy_bwd", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1},
@@ -1669,6 +1795,12 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bf16_reg_t32_r4_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t32_r4_n2_v16_c0_p1},
   {"layernorm_bf16_reg_t64_r4_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t64_r4_n2_v16_c0_p1},
   {"layernorm_bf16_reg_t32_r8_n2_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t32_r8_n2_v16_c0_p1},
+  {"layernorm_bf16_reg_t128_r1_n3_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t128_r1_n3_v16_c0_p1},
+  {"layernorm_bf16_reg_t256_r1_n3_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n3_v16_c0_p1},
+  {"layernorm_bf16_reg_t512_r1_n3_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n3_v16_c0_p1},
+  {"layernorm_bf16_reg_t64_r2_n3_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t64_r2_n3_v16_c0_p1},
+  {"layernorm_bf16_reg_t128_r2_n3_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t128_r2_n3_v16_c0_p1},
+  {"layernorm_bf16_reg_t64_r4_n3_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t64_r4_n3_v16_c0_p1},
   {"layernorm_bf16_reg_t128_r1_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t128_r1_n4_v16_c0_p1},
   {"layernorm_bf16_reg_t256_r1_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"layernorm_bf16_reg_t512_r1_n4_v16_c0_p1", "layernorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bf16_reg_t512_r1_n4_v16_c0_p1},
@@ -1694,6 +1826,12 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_f16_reg_t32_r4_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r4_n2_v16_c0_p1},
   {"layernorm_f16_reg_t64_r4_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t64_r4_n2_v16_c0_p1},
   {"layernorm_f16_reg_t32_r8_n2_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t32_r8_n2_v16_c0_p1},
+  {"layernorm_f16_reg_t128_r1_n3_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t128_r1_n3_v16_c0_p1},
+  {"layernorm_f16_reg_t256_r1_n3_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n3_v16_c0_p1},
+  {"layernorm_f16_reg_t512_r1_n3_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n3_v16_c0_p1},
+  {"layernorm_f16_reg_t64_r2_n3_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t64_r2_n3_v16_c0_p1},
+  {"layernorm_f16_reg_t128_r2_n3_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t128_r2_n3_v16_c0_p1},
+  {"layernorm_f16_reg_t64_r4_n3_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t64_r4_n3_v16_c0_p1},
   {"layernorm_f16_reg_t128_r1_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t128_r1_n4_v16_c0_p1},
   {"layernorm_f16_reg_t256_r1_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t256_r1_n4_v16_c0_p1},
   {"layernorm_f16_reg_t512_r1_n4_v16_c0_p1", "layernorm", KITE_F16, KITE_F16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f16_reg_t512_r1_n4_v16_c0_p1},
@@ -1719,6 +1857,12 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_f32_reg_t32_r4_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 256, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r4_n2_v16_c0_p1},
   {"layernorm_f32_reg_t64_r4_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t64_r4_n2_v16_c0_p1},
   {"layernorm_f32_reg_t32_r8_n2_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t32_r8_n2_v16_c0_p1},
+  {"layernorm_f32_reg_t128_r1_n3_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t128_r1_n3_v16_c0_p1},
+  {"layernorm_f32_reg_t256_r1_n3_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n3_v16_c0_p1},
+  {"layernorm_f32_reg_t512_r1_n3_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n3_v16_c0_p1},
+  {"layernorm_f32_reg_t64_r2_n3_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t64_r2_n3_v16_c0_p1},
+  {"layernorm_f32_reg_t128_r2_n3_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t128_r2_n3_v16_c0_p1},
+  {"layernorm_f32_reg_t64_r4_n3_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t64_r4_n3_v16_c0_p1},
   {"layernorm_f32_reg_t128_r1_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t128_r1_n4_v16_c0_p1},
   {"layernorm_f32_reg_t256_r1_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t256_r1_n4_v16_c0_p1},
   {"layernorm_f32_reg_t512_r1_n4_v16_c0_p1", "layernorm", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_f32_reg_t512_r1_n4_v16_c0_p1},
@@ -1914,6 +2058,12 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_bf16_reg_t128_r1_n3_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r1_n3_v16_c0_p1},
+  {"rmsnorm_bf16_reg_t256_r1_n3_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n3_v16_c0_p1},
+  {"rmsnorm_bf16_reg_t512_r1_n3_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n3_v16_c0_p1},
+  {"rmsnorm_bf16_reg_t64_r2_n3_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r2_n3_v16_c0_p1},
+  {"rmsnorm_bf16_reg_t128_r2_n3_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r2_n3_v16_c0_p1},
+  {"rmsnorm_bf16_reg_t64_r4_n3_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t64_r4_n3_v16_c0_p1},
   {"rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1", "rmsnorm", KITE_BF16, KITE_BF16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1},
@@ -1953,6 +2103,12 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_f16_reg_t128_r1_n3_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r1_n3_v16_c0_p1},
+  {"rmsnorm_f16_reg_t256_r1_n3_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n3_v16_c0_p1},
+  {"rmsnorm_f16_reg_t512_r1_n3_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n3_v16_c0_p1},
+  {"rmsnorm_f16_reg_t64_r2_n3_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r2_n3_v16_c0_p1},
+  {"rmsnorm_f16_reg_t128_r2_n3_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r2_n3_v16_c0_p1},
+  {"rmsnorm_f16_reg_t64_r4_n3_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t64_r4_n3_v16_c0_p1},
   {"rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1},
   {"rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1},
   {"rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1", "rmsnorm", KITE_F16, KITE_F16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1},
@@ -1992,6 +2148,12 @@ const struct kite_variant kite_variants[] = {
   {"rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n2_v16_c0_p2},
   {"rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2", "rmsnorm", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n2_v16_c0_p2},
+  {"rmsnorm_f32_reg_t128_r1_n3_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r1_n3_v16_c0_p1},
+  {"rmsnorm_f32_reg_t256_r1_n3_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n3_v16_c0_p1},
+  {"rmsnorm_f32_reg_t512_r1_n3_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n3_v16_c0_p1},
+  {"rmsnorm_f32_reg_t64_r2_n3_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r2_n3_v16_c0_p1},
+  {"rmsnorm_f32_reg_t128_r2_n3_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r2_n3_v16_c0_p1},
+  {"rmsnorm_f32_reg_t64_r4_n3_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t64_r4_n3_v16_c0_p1},
   {"rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1},
   {"rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1", "rmsnorm", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1},
@@ -2218,6 +2380,12 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bf16_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t1024_r1_n2_v16_c0_p2},
   {"softmax_bf16_reg_t128_r2_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n2_v16_c0_p2},
   {"softmax_bf16_reg_t64_r4_n2_v16_c0_p2", "softmax", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n2_v16_c0_p2},
+  {"softmax_bf16_reg_t128_r1_n3_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r1_n3_v16_c0_p1},
+  {"softmax_bf16_reg_t256_r1_n3_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n3_v16_c0_p1},
+  {"softmax_bf16_reg_t512_r1_n3_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n3_v16_c0_p1},
+  {"softmax_bf16_reg_t64_r2_n3_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r2_n3_v16_c0_p1},
+  {"softmax_bf16_reg_t128_r2_n3_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r2_n3_v16_c0_p1},
+  {"softmax_bf16_reg_t64_r4_n3_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t64_r4_n3_v16_c0_p1},
   {"softmax_bf16_reg_t128_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t128_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_bf16_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_BF16, KITE_BF16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_softmax_bf16_reg_t512_r1_n4_v16_c0_p1},
@@ -2258,6 +2426,12 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f16_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t1024_r1_n2_v16_c0_p2},
   {"softmax_f16_reg_t128_r2_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r2_n2_v16_c0_p2},
   {"softmax_f16_reg_t64_r4_n2_v16_c0_p2", "softmax", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r4_n2_v16_c0_p2},
+  {"softmax_f16_reg_t128_r1_n3_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r1_n3_v16_c0_p1},
+  {"softmax_f16_reg_t256_r1_n3_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n3_v16_c0_p1},
+  {"softmax_f16_reg_t512_r1_n3_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n3_v16_c0_p1},
+  {"softmax_f16_reg_t64_r2_n3_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r2_n3_v16_c0_p1},
+  {"softmax_f16_reg_t128_r2_n3_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r2_n3_v16_c0_p1},
+  {"softmax_f16_reg_t64_r4_n3_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t64_r4_n3_v16_c0_p1},
   {"softmax_f16_reg_t128_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 4096, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t128_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_f16_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_F16, KITE_F16, 1, 16384, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f16_reg_t512_r1_n4_v16_c0_p1},
@@ -2298,6 +2472,12 @@ const struct kite_variant kite_variants[] = {
   {"softmax_f32_reg_t1024_r1_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 4, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t1024_r1_n2_v16_c0_p2},
   {"softmax_f32_reg_t128_r2_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n2_v16_c0_p2},
   {"softmax_f32_reg_t64_r4_n2_v16_c0_p2", "softmax", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n2_v16_c0_p2},
+  {"softmax_f32_reg_t128_r1_n3_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r1_n3_v16_c0_p1},
+  {"softmax_f32_reg_t256_r1_n3_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n3_v16_c0_p1},
+  {"softmax_f32_reg_t512_r1_n3_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n3_v16_c0_p1},
+  {"softmax_f32_reg_t64_r2_n3_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r2_n3_v16_c0_p1},
+  {"softmax_f32_reg_t128_r2_n3_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r2_n3_v16_c0_p1},
+  {"softmax_f32_reg_t64_r4_n3_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t64_r4_n3_v16_c0_p1},
   {"softmax_f32_reg_t128_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 2048, 16, 1, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t128_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t256_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 4096, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t256_r1_n4_v16_c0_p1},
   {"softmax_f32_reg_t512_r1_n4_v16_c0_p1", "softmax", KITE_F32, KITE_F32, 1, 8192, 16, 0, 0, 0, 1000, 0, kite_v_softmax_f32_reg_t512_r1_n4_v16_c0_p1},
@@ -2478,2631 +2658,2648 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 1237;
+const int32_t kite_variants_len = 1327;
 
 /* ---- set 0: the measured dispatch of GPU h200 ---- */
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 static const struct kite_rule kite_rules_0[] = {
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 962, 203.488f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 962, 106.512f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 962, 69.600f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 970, 67.728f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 968, 67.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 982, 70.176f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 965, 67.584f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 978, 68.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 983, 68.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 979, 74.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 979, 68.464f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 996, 81.264f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 980, 74.032f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1002, 200.688f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1002, 105.504f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1002, 69.440f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1010, 67.936f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1008, 67.552f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1022, 70.000f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1005, 67.664f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1018, 67.968f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1023, 68.416f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1019, 73.728f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1019, 68.624f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1036, 81.024f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1020, 73.872f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1042, 179.472f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1042, 130.128f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1064, 129.536f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1048, 129.712f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1045, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1063, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1046, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1059, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1059, 133.248f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1076, 147.920f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1060, 134.624f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1136, 147.360f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1134, 138.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1085, 80.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1094, 75.760f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1128, 78.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1108, 77.232f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1128, 131.376f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1109, 153.424f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1128, 285.920f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1121, 322.016f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1133, 79.616f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1099, 75.744f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1131, 77.776f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1113, 77.088f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1131, 131.328f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1114, 153.856f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1131, 286.448f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1125, 316.144f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1134, 137.184f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1134, 142.416f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1126, 161.472f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1126, 149.168f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1127, 273.280f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1127, 324.832f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1134, 579.008f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1134, 782.624f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1034, 203.488f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1034, 106.512f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1034, 69.600f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1042, 67.728f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1040, 67.472f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1060, 70.176f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1037, 67.584f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1056, 68.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1061, 68.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1057, 74.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1057, 68.464f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1074, 81.264f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1058, 74.032f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1080, 200.688f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1080, 105.504f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1080, 69.440f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1088, 67.936f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1086, 67.552f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1106, 70.000f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1083, 67.664f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1102, 67.968f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1107, 68.416f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1103, 73.728f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1103, 68.624f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1120, 81.024f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1104, 73.872f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1126, 179.472f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1126, 130.128f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1154, 129.536f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1132, 129.712f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1129, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1153, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1130, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1149, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1149, 133.248f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1166, 147.920f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1150, 134.624f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1226, 147.360f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1224, 138.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1175, 80.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1184, 75.760f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1218, 78.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1198, 77.232f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1218, 131.376f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1199, 153.424f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1218, 285.920f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1211, 322.016f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1223, 79.616f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1189, 75.744f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1221, 77.776f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1203, 77.088f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1221, 131.328f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1204, 153.856f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1221, 286.448f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1215, 316.144f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1224, 137.184f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1224, 142.416f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1216, 161.472f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1216, 149.168f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1217, 273.280f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1217, 324.832f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1224, 579.008f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1224, 782.624f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1, 285.024f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1, 144.848f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1, 75.008f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 8, 52.992f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 22, 43.024f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 20, 52.480f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 20, 42.256f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 16, 52.848f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 16, 42.848f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 17, 55.744f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 34, 44.960f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 35, 62.496f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 35, 48.896f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 42, 283.040f},
-  {"cross_entropy", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 42, 143.920f},
-  {"cross_entropy", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 42, 74.688f},
-  {"cross_entropy", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 49, 52.032f},
-  {"cross_entropy", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 63, 41.424f},
-  {"cross_entropy", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 61, 51.168f},
-  {"cross_entropy", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 61, 41.360f},
-  {"cross_entropy", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 57, 51.504f},
-  {"cross_entropy", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 57, 41.904f},
-  {"cross_entropy", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 58, 54.704f},
-  {"cross_entropy", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 58, 44.336f},
-  {"cross_entropy", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 76, 61.456f},
-  {"cross_entropy", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 76, 48.944f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 82, 246.864f},
-  {"cross_entropy", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 82, 126.192f},
-  {"cross_entropy", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 90, 82.064f},
-  {"cross_entropy", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 104, 65.520f},
-  {"cross_entropy", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 102, 64.960f},
-  {"cross_entropy", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 98, 73.584f},
-  {"cross_entropy", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 98, 64.384f},
-  {"cross_entropy", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 116, 82.832f},
-  {"cross_entropy", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 116, 69.040f},
-  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 171, 79.120f},
-  {"cross_entropy", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 117, 73.344f},
-  {"cross_entropy", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 121, 74.992f},
-  {"cross_entropy", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 107, 72.736f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 39, 49.152f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 25, 44.336f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 25, 43.200f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 25, 41.392f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 25, 57.584f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 25, 72.192f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 25, 104.352f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 25, 133.088f},
-  {"cross_entropy", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 80, 49.280f},
-  {"cross_entropy", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 66, 44.320f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 66, 42.880f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 66, 41.280f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 66, 57.216f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 66, 71.856f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 66, 103.232f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 66, 132.416f},
-  {"cross_entropy", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 107, 70.544f},
-  {"cross_entropy", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 107, 69.696f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 121, 71.312f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 121, 67.968f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 107, 97.824f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 107, 125.760f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 107, 187.808f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 107, 242.240f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 264, 3.904f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 264, 4.270f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 264, 6.741f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 264, 17.397f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 275, 59.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 264, 3.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 264, 4.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 264, 7.053f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 264, 17.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 275, 59.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 264, 4.076f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 264, 4.608f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 264, 7.520f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 264, 17.728f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 264, 60.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 264, 4.540f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 264, 5.360f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 264, 8.538f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 275, 19.883f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 264, 66.304f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 275, 5.851f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 275, 7.526f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 265, 13.760f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 276, 37.888f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 276, 130.240f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 282, 5.385f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 264, 4.448f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 264, 6.906f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 264, 17.589f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 264, 59.488f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 282, 6.229f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 264, 4.553f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 264, 6.981f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 264, 17.589f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 275, 59.808f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 264, 4.352f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 264, 4.869f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 264, 7.757f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 275, 18.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 264, 60.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 265, 5.303f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 265, 6.149f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 276, 9.792f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 269, 23.200f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 276, 72.736f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 269, 9.286f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 276, 11.368f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 278, 19.317f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 263, 52.608f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 262, 187.424f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 264, 4.251f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 264, 4.786f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 264, 7.494f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 264, 18.315f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 264, 58.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 264, 4.274f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 264, 4.955f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 264, 7.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 275, 17.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 275, 59.104f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 275, 5.157f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 265, 6.192f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 265, 9.235f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 276, 21.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 276, 69.600f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 273, 9.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 276, 11.168f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 280, 17.216f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 280, 49.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 262, 169.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 269, 22.539f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 280, 29.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 280, 55.040f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 280, 179.296f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 280, 717.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 264, 4.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 264, 5.621f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 264, 8.493f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 264, 19.883f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 264, 64.320f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 265, 5.271f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 276, 6.357f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 276, 9.741f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 269, 22.923f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 276, 73.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 276, 9.101f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 276, 11.264f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 278, 16.875f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 278, 49.440f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 262, 169.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 269, 22.517f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 271, 29.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 280, 55.072f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 280, 182.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 280, 725.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 276, 70.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 272, 95.680f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 280, 204.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 280, 726.720f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 263, 2793.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 275, 5.744f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 275, 7.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 279, 14.200f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 279, 38.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 279, 131.872f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 269, 9.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 276, 11.536f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 280, 19.477f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 262, 53.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 262, 187.904f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 269, 22.037f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 280, 29.648f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 278, 54.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 280, 181.248f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 280, 730.016f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 276, 70.112f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 271, 96.704f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 280, 202.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 280, 734.880f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 262, 2796.896f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 276, 253.696f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 262, 338.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 280, 824.992f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 263, 2910.208f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 262, 11663.232f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 136, 7.087463f, 7.087463f, 7.087463f, 264, 4.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 1000, 7.087463f, 7.087463f, 9.965784f, 264, 7.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 8200, 7.087463f, 7.087463f, 13.001408f, 264, 32.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 136, 7.087463f, 9.965784f, 7.087463f, 264, 5.131f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 1000, 7.087463f, 9.965784f, 9.965784f, 264, 7.949f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 8200, 7.087463f, 9.965784f, 13.001408f, 264, 33.280f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 136, 7.087463f, 13.001408f, 7.087463f, 266, 7.840f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 1000, 7.087463f, 13.001408f, 9.965784f, 277, 17.205f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 8200, 7.087463f, 13.001408f, 13.001408f, 262, 92.320f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 136, 9.965784f, 7.087463f, 7.087463f, 264, 4.976f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 1000, 9.965784f, 7.087463f, 9.965784f, 264, 7.731f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 8200, 9.965784f, 7.087463f, 13.001408f, 264, 32.928f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 136, 9.965784f, 9.965784f, 7.087463f, 265, 7.027f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 280, 12.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 8200, 9.965784f, 9.965784f, 13.001408f, 271, 61.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 136, 9.965784f, 13.001408f, 7.087463f, 270, 21.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 1000, 9.965784f, 13.001408f, 9.965784f, 262, 45.616f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 8200, 9.965784f, 13.001408f, 13.001408f, 263, 290.432f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 136, 13.001408f, 7.087463f, 7.087463f, 280, 8.762f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 1000, 13.001408f, 7.087463f, 9.965784f, 272, 18.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 8200, 13.001408f, 7.087463f, 13.001408f, 272, 82.016f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 136, 13.001408f, 9.965784f, 7.087463f, 262, 22.784f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 1000, 13.001408f, 9.965784f, 9.965784f, 262, 47.632f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 8200, 13.001408f, 9.965784f, 13.001408f, 284, 294.976f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 136, 13.001408f, 13.001408f, 7.087463f, 262, 127.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 1000, 13.001408f, 13.001408f, 9.965784f, 263, 347.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 8200, 13.001408f, 13.001408f, 13.001408f, 262, 2444.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 262, 1442.560f},
-  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 278, 28.544f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 263, 2547.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 263, 2470.368f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 263, 5666.080f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 280, 203.968f},
-  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 264, 21.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 265, 34.576f},
-  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 275, 20.565f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 172, 252.592f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 172, 132.096f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 172, 78.608f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 180, 70.992f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 196, 69.568f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 192, 69.232f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 192, 69.280f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 188, 68.944f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 193, 69.552f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 189, 71.312f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 189, 69.440f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 190, 73.104f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 185, 69.760f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 197, 74.752f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 200, 72.160f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 200, 72.768f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 200, 72.896f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 200, 107.392f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 200, 137.472f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 200, 202.944f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 200, 268.480f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 201, 248.832f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 201, 130.432f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 201, 78.192f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 209, 70.704f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 225, 69.472f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 221, 68.976f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 224, 69.408f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 217, 68.944f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 222, 69.536f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 218, 71.024f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 218, 69.776f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 219, 72.784f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 219, 70.000f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 229, 74.512f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 229, 72.320f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 229, 73.040f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 229, 72.768f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 229, 107.552f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 229, 137.712f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 229, 203.248f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 229, 268.432f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 230, 184.768f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 230, 134.256f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 238, 131.312f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 236, 131.136f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 233, 130.976f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 246, 131.888f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 234, 132.640f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 247, 132.976f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 235, 131.536f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 248, 132.368f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 248, 133.872f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 258, 137.168f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 249, 132.176f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 258, 136.576f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 258, 136.336f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 258, 138.512f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 258, 136.192f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 258, 201.104f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 258, 266.544f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 258, 396.960f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 258, 526.864f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 827, 436.784f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 827, 224.016f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 826, 119.152f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 834, 106.912f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 832, 107.392f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 828, 127.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 833, 110.016f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 829, 133.680f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 829, 119.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 830, 145.248f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 830, 131.040f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 841, 163.536f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 841, 142.528f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 845, 414.448f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 845, 214.176f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 844, 119.056f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 852, 106.928f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 850, 108.464f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 846, 128.512f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 851, 110.224f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 847, 134.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 847, 119.904f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 858, 144.144f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 848, 130.112f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 859, 157.536f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 859, 139.984f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 862, 310.016f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 863, 217.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 872, 209.152f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 868, 206.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 864, 208.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 865, 208.752f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 865, 208.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 866, 222.704f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 866, 200.928f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 877, 221.408f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 867, 214.240f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 898, 285.584f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 898, 248.752f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 883, 160.048f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 892, 136.112f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 902, 166.928f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 902, 138.304f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 903, 251.200f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 903, 265.104f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 913, 523.952f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 913, 548.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 887, 157.824f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 887, 135.056f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 906, 171.632f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 906, 140.976f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 907, 252.048f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 907, 263.392f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 917, 515.200f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 917, 527.872f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 908, 241.536f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 908, 208.656f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 918, 261.648f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 918, 221.824f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 919, 468.480f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 919, 555.696f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 873, 1425.728f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 873, 1892.128f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1140, 304.624f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1140, 159.008f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1140, 97.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1148, 95.792f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1146, 95.712f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1142, 101.296f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1142, 95.760f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1143, 104.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1143, 95.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1144, 108.544f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1144, 97.888f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1196, 106.800f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1194, 102.192f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1151, 108.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1195, 101.984f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1216, 117.664f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1207, 101.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1217, 175.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1226, 197.872f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1227, 381.104f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1227, 423.536f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1158, 298.704f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1158, 156.784f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1158, 97.888f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1166, 95.872f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1164, 95.728f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1160, 101.232f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1160, 95.744f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1161, 104.224f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1161, 95.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1162, 108.640f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1162, 97.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1200, 105.024f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1198, 102.000f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1201, 104.448f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1199, 101.600f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1211, 113.856f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1211, 103.184f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1221, 168.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1230, 197.360f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1231, 355.424f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1231, 420.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1176, 210.048f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1177, 187.648f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1184, 188.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1182, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1178, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1179, 186.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1179, 188.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1236, 204.880f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1180, 187.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1187, 213.456f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1181, 208.832f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1212, 198.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1203, 194.992f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1222, 199.376f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1213, 201.536f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1232, 202.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1223, 200.192f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1233, 362.768f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1233, 438.912f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1187, 957.136f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1187, 1262.608f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 659, 206.464f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 659, 105.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 657, 70.064f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 666, 68.512f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 681, 69.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 677, 69.088f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 680, 69.808f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 674, 70.224f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 674, 69.664f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 675, 73.184f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 675, 69.360f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 774, 72.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 676, 72.128f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 775, 73.920f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 784, 73.616f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 796, 76.384f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 794, 73.536f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 797, 113.120f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 795, 143.840f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 807, 229.232f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 805, 297.200f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 698, 203.248f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 698, 103.424f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 696, 70.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 705, 68.352f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 720, 69.872f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 716, 68.688f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 719, 69.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 713, 68.496f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 717, 69.936f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 714, 72.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 714, 69.440f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 778, 72.176f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 715, 71.328f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 779, 73.408f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 788, 73.632f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 798, 76.032f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 798, 73.584f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 801, 112.160f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 799, 144.640f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 811, 223.232f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 809, 291.792f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 737, 178.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 735, 130.080f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 744, 129.840f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 742, 129.552f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 738, 129.600f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 752, 130.432f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 739, 130.096f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 753, 132.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 753, 132.976f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 754, 141.408f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 754, 132.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 792, 139.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 792, 148.336f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 802, 140.608f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 802, 144.496f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 803, 142.032f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 803, 142.368f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 813, 219.376f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 813, 287.296f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 822, 603.232f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 822, 786.864f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 418, 379.648f},
-  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 418, 195.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 418, 92.736f},
-  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 426, 74.944f},
-  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 434, 73.152f},
-  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 432, 87.488f},
-  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 432, 73.408f},
-  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 429, 79.600f},
-  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 433, 73.408f},
-  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 430, 83.776f},
-  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 430, 77.440f},
-  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 431, 95.360f},
-  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 431, 78.720f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 560, 94.880f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 494, 83.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 560, 94.112f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 560, 93.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 560, 149.584f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 560, 202.944f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 560, 311.392f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 560, 404.880f},
-  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 443, 388.048f},
-  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 443, 198.912f},
-  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 443, 95.168f},
-  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 451, 79.744f},
-  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 461, 74.160f},
-  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 457, 86.448f},
-  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 457, 73.200f},
-  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 454, 84.752f},
-  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 458, 74.656f},
-  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 455, 88.336f},
-  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 455, 75.504f},
-  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 456, 98.624f},
-  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 456, 78.544f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 561, 93.936f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 501, 88.064f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 561, 93.312f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 561, 92.016f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 561, 148.928f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 561, 202.784f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 561, 310.272f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 561, 403.632f},
-  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 468, 286.112f},
-  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 468, 148.928f},
-  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 476, 131.808f},
-  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 486, 131.760f},
-  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 482, 131.952f},
-  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 479, 138.288f},
-  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 483, 133.008f},
-  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 480, 141.264f},
-  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 480, 149.376f},
-  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 506, 147.152f},
-  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 506, 140.384f},
-  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 507, 154.768f},
-  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 524, 142.624f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 562, 167.120f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 542, 150.496f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 562, 199.392f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 557, 165.184f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 562, 305.520f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 562, 399.040f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 562, 608.048f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 562, 792.400f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 566, 514.848f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 566, 267.648f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 577, 153.104f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 573, 135.424f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 581, 131.088f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 568, 164.976f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 580, 134.928f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 569, 175.472f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 578, 149.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 579, 209.456f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 579, 176.832f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 614, 203.328f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 614, 180.736f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 617, 211.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 617, 183.024f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 634, 223.712f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 627, 193.680f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 637, 328.336f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 637, 336.912f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 647, 677.312f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 647, 674.896f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 582, 501.184f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 582, 263.392f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 593, 152.848f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 589, 129.840f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 597, 132.896f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 588, 165.824f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 596, 136.576f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 585, 177.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 594, 152.224f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 595, 211.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 595, 174.528f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 618, 209.664f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 618, 190.064f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 621, 212.368f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 621, 184.144f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 638, 226.096f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 631, 196.576f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 641, 334.016f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 641, 342.288f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 651, 690.192f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 651, 691.104f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 598, 359.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 599, 228.880f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 605, 211.376f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 603, 214.800f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 600, 213.328f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 610, 227.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 601, 220.080f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 611, 239.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 611, 235.824f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 622, 260.688f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 622, 224.240f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 632, 280.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 632, 242.752f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 642, 287.616f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 642, 244.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 652, 305.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 652, 257.296f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 653, 538.384f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 653, 644.576f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 608, 2130.176f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 608, 2803.616f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 28, 43.024f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 26, 52.480f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 26, 42.256f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 22, 52.848f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 22, 42.848f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 23, 55.744f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 40, 44.960f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 41, 62.496f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 41, 48.896f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 48, 283.040f},
+  {"cross_entropy", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 48, 143.920f},
+  {"cross_entropy", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 48, 74.688f},
+  {"cross_entropy", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 55, 52.032f},
+  {"cross_entropy", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 75, 41.424f},
+  {"cross_entropy", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 73, 51.168f},
+  {"cross_entropy", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 73, 41.360f},
+  {"cross_entropy", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 69, 51.504f},
+  {"cross_entropy", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 69, 41.904f},
+  {"cross_entropy", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 70, 54.704f},
+  {"cross_entropy", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 70, 44.336f},
+  {"cross_entropy", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 88, 61.456f},
+  {"cross_entropy", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 88, 48.944f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 94, 246.864f},
+  {"cross_entropy", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 94, 126.192f},
+  {"cross_entropy", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 102, 82.064f},
+  {"cross_entropy", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 122, 65.520f},
+  {"cross_entropy", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 120, 64.960f},
+  {"cross_entropy", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 116, 73.584f},
+  {"cross_entropy", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 116, 64.384f},
+  {"cross_entropy", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 134, 82.832f},
+  {"cross_entropy", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 134, 69.040f},
+  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 189, 79.120f},
+  {"cross_entropy", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 135, 73.344f},
+  {"cross_entropy", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 139, 74.992f},
+  {"cross_entropy", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 125, 72.736f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 45, 49.152f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 31, 44.336f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 31, 43.200f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 31, 41.392f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 31, 57.584f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 31, 72.192f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 31, 104.352f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 31, 133.088f},
+  {"cross_entropy", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 92, 49.280f},
+  {"cross_entropy", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 78, 44.320f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 78, 42.880f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 78, 41.280f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 78, 57.216f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 78, 71.856f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 78, 103.232f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 78, 132.416f},
+  {"cross_entropy", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 125, 70.544f},
+  {"cross_entropy", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 125, 69.696f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 139, 71.312f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 139, 67.968f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 125, 97.824f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 125, 125.760f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 125, 187.808f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 125, 242.240f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 300, 3.904f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 300, 4.270f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 300, 6.741f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 300, 17.397f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 311, 59.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 300, 3.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 300, 4.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 300, 7.053f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 300, 17.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 311, 59.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 300, 4.076f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 300, 4.608f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 300, 7.520f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 300, 17.728f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 300, 60.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 300, 4.540f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 300, 5.360f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 300, 8.538f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 311, 19.883f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 300, 66.304f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 311, 5.851f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 311, 7.526f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 301, 13.760f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 312, 37.888f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 312, 130.240f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 318, 5.385f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 300, 4.448f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 300, 6.906f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 300, 17.589f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 300, 59.488f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 318, 6.229f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 300, 4.553f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 300, 6.981f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 300, 17.589f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 311, 59.808f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 300, 4.352f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 300, 4.869f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 300, 7.757f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 311, 18.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 300, 60.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 301, 5.303f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 301, 6.149f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 312, 9.792f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 305, 23.200f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 312, 72.736f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 305, 9.286f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 312, 11.368f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 314, 19.317f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 299, 52.608f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 298, 187.424f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 300, 4.251f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 300, 4.786f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 300, 7.494f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 300, 18.315f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 300, 58.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 300, 4.274f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 300, 4.955f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 300, 7.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 311, 17.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 311, 59.104f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 311, 5.157f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 301, 6.192f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 301, 9.235f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 312, 21.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 312, 69.600f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 309, 9.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 312, 11.168f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 316, 17.216f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 316, 49.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 298, 169.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 305, 22.539f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 316, 29.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 316, 55.040f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 316, 179.296f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 316, 717.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 300, 4.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 300, 5.621f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 300, 8.493f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 300, 19.883f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 300, 64.320f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 301, 5.271f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 312, 6.357f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 312, 9.741f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 305, 22.923f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 312, 73.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 312, 9.101f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 312, 11.264f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 314, 16.875f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 314, 49.440f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 298, 169.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 305, 22.517f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 307, 29.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 316, 55.072f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 316, 182.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 316, 725.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 312, 70.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 308, 95.680f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 316, 204.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 316, 726.720f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 299, 2793.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 311, 5.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 311, 7.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 315, 14.200f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 315, 38.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 315, 131.872f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 305, 9.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 312, 11.536f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 316, 19.477f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 298, 53.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 298, 187.904f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 305, 22.037f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 316, 29.648f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 314, 54.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 316, 181.248f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 316, 730.016f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 312, 70.112f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 307, 96.704f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 316, 202.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 316, 734.880f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 298, 2796.896f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 312, 253.696f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 298, 338.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 316, 824.992f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 299, 2910.208f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 298, 11663.232f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 136, 7.087463f, 7.087463f, 7.087463f, 300, 4.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 1000, 7.087463f, 7.087463f, 9.965784f, 300, 7.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 8200, 7.087463f, 7.087463f, 13.001408f, 300, 32.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 136, 7.087463f, 9.965784f, 7.087463f, 300, 5.131f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 1000, 7.087463f, 9.965784f, 9.965784f, 300, 7.949f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 8200, 7.087463f, 9.965784f, 13.001408f, 300, 33.280f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 136, 7.087463f, 13.001408f, 7.087463f, 302, 7.840f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 1000, 7.087463f, 13.001408f, 9.965784f, 313, 17.205f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 8200, 7.087463f, 13.001408f, 13.001408f, 298, 92.320f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 136, 9.965784f, 7.087463f, 7.087463f, 300, 4.976f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 1000, 9.965784f, 7.087463f, 9.965784f, 300, 7.731f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 8200, 9.965784f, 7.087463f, 13.001408f, 300, 32.928f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 136, 9.965784f, 9.965784f, 7.087463f, 301, 7.027f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 316, 12.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 8200, 9.965784f, 9.965784f, 13.001408f, 307, 61.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 136, 9.965784f, 13.001408f, 7.087463f, 306, 21.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 1000, 9.965784f, 13.001408f, 9.965784f, 298, 45.616f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 8200, 9.965784f, 13.001408f, 13.001408f, 299, 290.432f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 136, 13.001408f, 7.087463f, 7.087463f, 316, 8.762f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 1000, 13.001408f, 7.087463f, 9.965784f, 308, 18.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 8200, 13.001408f, 7.087463f, 13.001408f, 308, 82.016f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 136, 13.001408f, 9.965784f, 7.087463f, 298, 22.784f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 1000, 13.001408f, 9.965784f, 9.965784f, 298, 47.632f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 8200, 13.001408f, 9.965784f, 13.001408f, 320, 294.976f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 136, 13.001408f, 13.001408f, 7.087463f, 298, 127.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 1000, 13.001408f, 13.001408f, 9.965784f, 299, 347.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 8200, 13.001408f, 13.001408f, 13.001408f, 298, 2444.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 298, 1442.560f},
+  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 314, 28.544f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 299, 2547.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 299, 2470.368f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 299, 5666.080f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 316, 203.968f},
+  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 300, 21.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 301, 34.576f},
+  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 311, 20.565f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 190, 252.592f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 190, 132.096f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 190, 78.608f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 198, 70.992f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 220, 69.568f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 216, 69.232f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 216, 69.280f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 212, 68.944f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 217, 69.552f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 213, 71.312f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 213, 69.440f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 214, 73.104f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 203, 69.760f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 221, 74.752f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 224, 72.160f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 224, 72.768f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 224, 72.896f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 224, 107.392f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 224, 137.472f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 224, 202.944f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 224, 268.480f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 225, 248.832f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 225, 130.432f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 225, 78.192f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 233, 70.704f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 255, 69.472f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 251, 68.976f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 254, 69.408f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 247, 68.944f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 252, 69.536f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 248, 71.024f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 248, 69.776f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 249, 72.784f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 249, 70.000f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 259, 74.512f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 259, 72.320f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 259, 73.040f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 259, 72.768f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 259, 107.552f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 259, 137.712f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 259, 203.248f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 259, 268.432f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 260, 184.768f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 260, 134.256f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 268, 131.312f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 266, 131.136f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 263, 130.976f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 282, 131.888f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 264, 132.640f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 283, 132.976f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 265, 131.536f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 284, 132.368f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 284, 133.872f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 294, 137.168f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 285, 132.176f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 294, 136.576f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 294, 136.336f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 294, 138.512f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 294, 136.192f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 294, 201.104f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 294, 266.544f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 294, 396.960f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 294, 526.864f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 899, 436.784f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 899, 224.016f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 898, 119.152f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 906, 106.912f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 904, 107.392f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 900, 127.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 905, 110.016f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 901, 133.680f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 901, 119.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 902, 145.248f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 902, 131.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 913, 163.536f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 913, 142.528f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 917, 414.448f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 917, 214.176f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 916, 119.056f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 924, 106.928f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 922, 108.464f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 918, 128.512f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 923, 110.224f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 919, 134.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 919, 119.904f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 930, 144.144f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 920, 130.112f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 931, 157.536f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 931, 139.984f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 934, 310.016f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 935, 217.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 944, 209.152f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 940, 206.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 936, 208.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 937, 208.752f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 937, 208.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 938, 222.704f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 938, 200.928f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 949, 221.408f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 939, 214.240f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 970, 285.584f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 970, 248.752f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 955, 160.048f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 964, 136.112f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 974, 166.928f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 974, 138.304f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 975, 251.200f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 975, 265.104f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 985, 523.952f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 985, 548.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 959, 157.824f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 959, 135.056f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 978, 171.632f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 978, 140.976f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 979, 252.048f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 979, 263.392f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 989, 515.200f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 989, 527.872f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 980, 241.536f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 980, 208.656f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 990, 261.648f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 990, 221.824f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 991, 468.480f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 991, 555.696f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 945, 1425.728f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 945, 1892.128f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1230, 304.624f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1230, 159.008f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1230, 97.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1238, 95.792f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1236, 95.712f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1232, 101.296f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1232, 95.760f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1233, 104.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1233, 95.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1234, 108.544f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1234, 97.888f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1286, 106.800f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1284, 102.192f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1241, 108.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1285, 101.984f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1306, 117.664f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1297, 101.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1307, 175.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1316, 197.872f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1317, 381.104f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1317, 423.536f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1248, 298.704f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1248, 156.784f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1248, 97.888f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1256, 95.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1254, 95.728f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1250, 101.232f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1250, 95.744f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1251, 104.224f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1251, 95.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1252, 108.640f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1252, 97.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1290, 105.024f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1288, 102.000f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1291, 104.448f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1289, 101.600f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1301, 113.856f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1301, 103.184f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1311, 168.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1320, 197.360f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1321, 355.424f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1321, 420.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1266, 210.048f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1267, 187.648f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1274, 188.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1272, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1268, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1269, 186.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1269, 188.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1326, 204.880f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1270, 187.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1277, 213.456f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1271, 208.832f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1302, 198.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1293, 194.992f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1312, 199.376f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1303, 201.536f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1322, 202.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1313, 200.192f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1323, 362.768f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1323, 438.912f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1277, 957.136f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1277, 1262.608f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 713, 206.464f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 713, 105.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 711, 70.064f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 720, 68.512f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 741, 69.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 737, 69.088f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 740, 69.808f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 734, 70.224f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 734, 69.664f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 735, 73.184f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 735, 69.360f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 846, 72.992f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 736, 72.128f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 847, 73.920f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 856, 73.616f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 868, 76.384f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 866, 73.536f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 869, 113.120f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 867, 143.840f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 879, 229.232f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 877, 297.200f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 758, 203.248f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 758, 103.424f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 756, 70.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 765, 68.352f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 786, 69.872f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 782, 68.688f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 785, 69.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 779, 68.496f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 783, 69.936f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 780, 72.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 780, 69.440f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 850, 72.176f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 781, 71.328f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 851, 73.408f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 860, 73.632f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 870, 76.032f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 870, 73.584f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 873, 112.160f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 871, 144.640f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 883, 223.232f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 881, 291.792f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 803, 178.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 801, 130.080f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 810, 129.840f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 808, 129.552f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 804, 129.600f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 824, 130.432f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 805, 130.096f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 825, 132.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 825, 132.976f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 826, 141.408f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 826, 132.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 864, 139.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 864, 148.336f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 874, 140.608f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 874, 144.496f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 875, 142.032f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 875, 142.368f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 885, 219.376f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 885, 287.296f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 894, 603.232f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 894, 786.864f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 454, 379.648f},
+  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 454, 195.072f},
+  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 454, 92.736f},
+  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 462, 74.944f},
+  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 476, 73.152f},
+  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 474, 87.488f},
+  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 474, 73.408f},
+  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 471, 79.600f},
+  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 475, 73.408f},
+  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 472, 83.776f},
+  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 472, 77.440f},
+  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 473, 95.360f},
+  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 473, 78.720f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 614, 94.880f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 548, 83.072f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 614, 94.112f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 614, 93.072f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 614, 149.584f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 614, 202.944f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 614, 311.392f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 614, 404.880f},
+  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 485, 388.048f},
+  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 485, 198.912f},
+  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 485, 95.168f},
+  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 493, 79.744f},
+  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 509, 74.160f},
+  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 505, 86.448f},
+  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 505, 73.200f},
+  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 502, 84.752f},
+  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 506, 74.656f},
+  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 503, 88.336f},
+  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 503, 75.504f},
+  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 504, 98.624f},
+  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 504, 78.544f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 615, 93.936f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 555, 88.064f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 615, 93.312f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 615, 92.016f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 615, 148.928f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 615, 202.784f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 615, 310.272f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 615, 403.632f},
+  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 516, 286.112f},
+  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 516, 148.928f},
+  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 524, 131.808f},
+  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 540, 131.760f},
+  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 536, 131.952f},
+  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 533, 138.288f},
+  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 537, 133.008f},
+  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 534, 141.264f},
+  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 534, 149.376f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 560, 147.152f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 560, 140.384f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 561, 154.768f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 578, 142.624f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 616, 167.120f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 596, 150.496f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 616, 199.392f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 611, 165.184f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 616, 305.520f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 616, 399.040f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 616, 608.048f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 616, 792.400f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 620, 514.848f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 620, 267.648f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 631, 153.104f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 627, 135.424f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 635, 131.088f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 622, 164.976f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 634, 134.928f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 623, 175.472f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 632, 149.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 633, 209.456f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 633, 176.832f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 668, 203.328f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 668, 180.736f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 671, 211.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 671, 183.024f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 688, 223.712f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 681, 193.680f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 691, 328.336f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 691, 336.912f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 701, 677.312f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 701, 674.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 636, 501.184f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 636, 263.392f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 647, 152.848f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 643, 129.840f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 651, 132.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 642, 165.824f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 650, 136.576f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 639, 177.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 648, 152.224f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 649, 211.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 649, 174.528f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 672, 209.664f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 672, 190.064f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 675, 212.368f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 675, 184.144f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 692, 226.096f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 685, 196.576f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 695, 334.016f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 695, 342.288f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 705, 690.192f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 705, 691.104f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 652, 359.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 653, 228.880f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 659, 211.376f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 657, 214.800f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 654, 213.328f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 664, 227.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 655, 220.080f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 665, 239.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 665, 235.824f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 676, 260.688f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 676, 224.240f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 686, 280.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 686, 242.752f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 696, 287.616f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 696, 244.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 706, 305.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 706, 257.296f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 707, 538.384f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 707, 644.576f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 662, 2130.176f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 662, 2803.616f},
 };
 
 /* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */
 static const struct kite_gemm_model kite_gemm_models_0[] = {
-  {262, 2.6558f, 0.0098783f, 416.00f, 1.256f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
-  {263, 2.4343f, 0.0099301f, 432.00f, 1.248f, 161},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.167 */
-  {264, 3.5541f, 0.0034243f, 192.00f, 1.312f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.108 */
-  {265, 3.4679f, 0.0040797f, 296.00f, 1.457f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.162 */
-  {266, 3.4655f, 0.0047931f, 344.00f, 1.531f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.228 */
-  {269, 4.1111f, 0.0041893f, 184.00f, 1.539f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.179 */
-  {270, 3.2790f, 0.0052485f, 432.00f, 1.458f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.163 */
-  {271, 3.8380f, 0.0052111f, 352.00f, 1.506f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.168 */
-  {272, 3.1782f, 0.0075781f, 384.00f, 1.319f, 161},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.140 */
-  {273, 3.2834f, 0.0066781f, 312.00f, 1.482f, 161},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.191 */
-  {275, 4.1151f, 0.0033679f, 104.00f, 1.379f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
-  {276, 4.2788f, 0.0038795f, 184.00f, 1.534f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
-  {277, 4.1786f, 0.0045887f, 256.00f, 1.593f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.242 */
-  {278, 4.0201f, 0.0051916f, 360.00f, 1.601f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.187 */
-  {279, 4.2469f, 0.0042601f, 168.00f, 1.517f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.172 */
-  {280, 3.9024f, 0.0050862f, 368.00f, 1.486f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
-  {282, 5.4976f, 0.010034f, 64.000f, 1.461f, 161},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.416 */
-  {283, 2.7056f, 0.033093f, 144.00f, 1.290f, 161},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.209 */
-  {284, 1.8213f, 0.014441f, 336.00f, 1.246f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
+  {298, 2.6558f, 0.0098783f, 416.00f, 1.256f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.156 */
+  {299, 2.4343f, 0.0099301f, 432.00f, 1.248f, 161},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.167 */
+  {300, 3.5541f, 0.0034243f, 192.00f, 1.312f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.108 */
+  {301, 3.4679f, 0.0040797f, 296.00f, 1.457f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.162 */
+  {302, 3.4655f, 0.0047931f, 344.00f, 1.531f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.228 */
+  {305, 4.1111f, 0.0041893f, 184.00f, 1.539f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.179 */
+  {306, 3.2790f, 0.0052485f, 432.00f, 1.458f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.163 */
+  {307, 3.8380f, 0.0052111f, 352.00f, 1.506f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.168 */
+  {308, 3.1782f, 0.0075781f, 384.00f, 1.319f, 161},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.140 */
+  {309, 3.2834f, 0.0066781f, 312.00f, 1.482f, 161},  /* gemm_tma_bf16_bf16_256x64x64_s5_wg1_c1x1: rms log error 0.191 */
+  {311, 4.1151f, 0.0033679f, 104.00f, 1.379f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.116 */
+  {312, 4.2788f, 0.0038795f, 184.00f, 1.534f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
+  {313, 4.1786f, 0.0045887f, 256.00f, 1.593f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.242 */
+  {314, 4.0201f, 0.0051916f, 360.00f, 1.601f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.187 */
+  {315, 4.2469f, 0.0042601f, 168.00f, 1.517f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1_pp: rms log error 0.172 */
+  {316, 3.9024f, 0.0050862f, 368.00f, 1.486f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.170 */
+  {318, 5.4976f, 0.010034f, 64.000f, 1.461f, 161},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.416 */
+  {319, 2.7056f, 0.033093f, 144.00f, 1.290f, 161},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.209 */
+  {320, 1.8213f, 0.014441f, 336.00f, 1.246f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.146 */
 };
 
 /* op, dtype, n_lo, n_hi, variant (kg_span.c) */
 static const struct kite_row_span kite_row_spans_0[] = {
   {"cross_entropy", KITE_BF16, 1, 256, 1},  /* cross_entropy_bf16_reg_t32_r8_n1_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 257, 512, 8},  /* cross_entropy_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 513, 1024, 22},  /* cross_entropy_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 1025, 2048, 20},  /* cross_entropy_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 2049, 4096, 16},  /* cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 4097, 7424, 17},  /* cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 7425, 8192, 34},  /* cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 8193, 10240, 169},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_BF16, 10241, 16384, 35},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 16385, 17408, 169},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_BF16, 17409, 24576, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 24577, 32768, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 32769, 40960, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 40961, 49152, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 49153, 57344, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 57345, 65536, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 65537, 73728, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 73729, 81920, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 81921, 90112, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 90113, 98304, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 98305, 106496, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 106497, 114688, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 114689, 122880, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 122881, 131072, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 131073, 139264, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 139265, 147456, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 147457, 155648, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 155649, 163840, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 163841, 172032, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 172033, 180224, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 180225, 188416, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 188417, 196608, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 196609, 202140, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 202141, 1073741824, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 1, 256, 42},  /* cross_entropy_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 257, 512, 49},  /* cross_entropy_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 513, 1024, 63},  /* cross_entropy_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 1025, 2048, 61},  /* cross_entropy_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 2049, 4096, 57},  /* cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 4097, 8192, 58},  /* cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 8193, 9216, 170},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F16, 9217, 10172, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 10173, 10240, 170},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F16, 10241, 16384, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 16385, 17408, 170},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F16, 17409, 24576, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 24577, 32768, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 32769, 40960, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 40961, 49152, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 49153, 57344, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 57345, 65536, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 65537, 73728, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 73729, 81920, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 81921, 90112, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 90113, 98304, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 98305, 106496, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 106497, 114688, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 114689, 122880, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 122881, 131072, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 131073, 139264, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 139265, 147456, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 147457, 155648, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 155649, 1073741824, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 1, 128, 82},  /* cross_entropy_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 129, 256, 90},  /* cross_entropy_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 257, 512, 104},  /* cross_entropy_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 513, 1024, 102},  /* cross_entropy_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 1025, 2048, 98},  /* cross_entropy_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 2049, 2138, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 2139, 4096, 116},  /* cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 4097, 6144, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 6145, 6596, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 6597, 7168, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 7169, 8192, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 8193, 11264, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 11265, 12288, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 12289, 14336, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 14337, 16384, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 16385, 18432, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 18433, 20480, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 20481, 22528, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 22529, 24576, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 24577, 25600, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 25601, 28672, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 28673, 32768, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 32769, 36864, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 36865, 38912, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 38913, 71467, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 71468, 73728, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 73729, 77824, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 77825, 81920, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 81921, 86016, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 86017, 90112, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 90113, 94208, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 94209, 98304, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 98305, 102400, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 102401, 106496, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 106497, 110592, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 110593, 114688, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 114689, 118784, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 118785, 122880, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 122881, 126976, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 126977, 131072, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 131073, 136874, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 136875, 139264, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 139265, 162772, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 162773, 163840, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 163841, 169978, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 169979, 172032, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 172033, 177504, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 177505, 180224, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 180225, 185363, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 185364, 188416, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 188417, 193570, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 193571, 196608, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 196609, 202140, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 202141, 204800, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 204801, 211089, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 211090, 212992, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 212993, 220435, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 220436, 221184, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 221185, 251029, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 251030, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1, 256, 172},  /* cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 257, 512, 180},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 513, 1023, 194},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1024, 1024, 196},  /* cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1025, 2048, 192},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 2049, 3921, 188},  /* cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 3922, 4096, 193},  /* cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 4097, 8192, 189},  /* cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 8193, 11264, 185},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_BF16, 11265, 13192, 190},  /* cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 13193, 16384, 185},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_BF16, 16385, 24195, 191},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 24196, 25267, 197},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 25268, 32768, 200},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_BF16, 32769, 36864, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 36865, 1073741824, 200},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F16, 1, 256, 201},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 257, 512, 209},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 513, 938, 223},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 939, 1024, 225},  /* cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1025, 2047, 221},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 2048, 2048, 224},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 2049, 3921, 217},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 3922, 4096, 222},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 4097, 8192, 218},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 8193, 10172, 214},  /* cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"cross_entropy_bwd", KITE_F16, 10173, 16384, 219},  /* cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 16385, 24195, 220},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 24196, 32768, 229},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F16, 32769, 36864, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 36865, 1073741824, 229},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 1, 128, 230},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 129, 256, 238},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 257, 430, 252},  /* cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 431, 512, 236},  /* cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 513, 860, 250},  /* cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 861, 1024, 233},  /* cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1025, 1797, 246},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1798, 2048, 234},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 2049, 3712, 247},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 3713, 4096, 235},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 4097, 5086, 248},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 5087, 5120, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 5121, 8192, 248},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 8193, 9216, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 9217, 9728, 249},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 9729, 10240, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 10241, 12287, 249},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 12288, 13192, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 13193, 16384, 249},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 16385, 22528, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 22529, 24576, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 24577, 29696, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 29697, 32768, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 32769, 36864, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 36865, 40960, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"cross_entropy_bwd", KITE_F32, 40961, 43008, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 43009, 1073741824, 258},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
-  {"layernorm", KITE_BF16, 1, 256, 418},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 257, 512, 426},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 513, 1024, 434},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 1025, 2048, 432},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 2049, 3584, 429},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 3585, 4096, 433},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 4097, 8192, 430},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 8193, 16384, 431},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 16385, 24576, 560},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_BF16, 24577, 32768, 494},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 32769, 1073741824, 560},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 1, 256, 443},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F16, 257, 512, 451},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F16, 513, 1024, 461},  /* layernorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 1025, 2048, 457},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 2049, 3443, 454},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 3444, 4096, 458},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 4097, 8192, 455},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 8193, 16384, 456},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 16385, 24576, 561},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 24577, 32768, 501},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F16, 32769, 1073741824, 561},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 1, 128, 468},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F32, 129, 256, 476},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 257, 511, 484},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 512, 512, 486},  /* layernorm_f32_reg_t32_r8_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 513, 1024, 482},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1025, 1664, 479},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1665, 2048, 483},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 2049, 4096, 480},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4097, 4864, 481},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4865, 5120, 565},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 5121, 5792, 481},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 5793, 8192, 506},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 8193, 9216, 565},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 9217, 15872, 507},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 15873, 16384, 524},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 16385, 24576, 562},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 24577, 32768, 542},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F32, 32769, 49152, 562},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 49153, 65536, 557},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 65537, 1073741824, 562},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm_bwd", KITE_BF16, 1, 224, 566},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 225, 256, 577},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 257, 512, 573},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 513, 1023, 571},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1024, 1024, 581},  /* layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 1025, 1648, 568},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1649, 1721, 572},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1722, 2048, 580},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 2049, 3157, 569},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 3158, 4096, 578},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 579},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 614},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 617},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_BF16, 32769, 59392, 634},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 59393, 65536, 627},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 637},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 647},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 576},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 255, 582},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 256, 256, 593},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 589},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1023, 587},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1024, 1024, 597},  /* layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 1025, 1511, 584},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1512, 1960, 588},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1961, 2048, 596},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 2049, 3297, 585},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 3298, 4096, 594},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 595},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 618},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 621},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_F16, 32769, 57344, 638},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 57345, 65536, 631},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 641},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 651},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 592},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 82, 598},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 83, 128, 599},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 256, 605},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 512, 603},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 1024, 600},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 1877, 610},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 1878, 2048, 601},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 611},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 622},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 16384, 632},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 16385, 32768, 642},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 32769, 65536, 652},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 131072, 653},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 608},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 172, 659},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 173, 256, 657},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 666},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 898, 679},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 899, 1024, 681},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 2047, 677},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2048, 2048, 680},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4096, 674},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 5311, 670},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5312, 8192, 675},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 11093, 671},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 11094, 13776, 774},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 13777, 16384, 676},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 27553, 775},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 27554, 32768, 784},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 32769, 40960, 815},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 40961, 59392, 796},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 59393, 65536, 794},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 65537, 73728, 815},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 73729, 118784, 797},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 118785, 131072, 795},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 147456, 820},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 147457, 262143, 807},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_BF16, 262144, 262144, 805},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 820},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 180, 698},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 181, 256, 696},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 705},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 1023, 718},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1024, 1024, 720},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1960, 716},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1961, 2048, 719},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 4095, 713},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4096, 4096, 717},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 5086, 709},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5087, 8192, 714},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 10752, 710},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 10753, 13776, 778},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 13777, 16384, 715},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 25600, 779},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 25601, 32768, 788},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 32769, 40960, 817},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 40961, 65536, 798},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 65537, 73728, 821},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 73729, 131071, 801},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 131072, 131072, 799},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 139264, 821},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 139265, 251029, 811},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_F16, 251030, 262144, 809},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 821},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 72, 737},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 73, 128, 735},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 744},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 757},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 742},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 789, 755},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 790, 1024, 738},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1877, 752},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1878, 2048, 739},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 2232, 768},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 2233, 4096, 753},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 749},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 825},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 8192, 754},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9216, 825},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9217, 16384, 792},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 16385, 20480, 819},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 20481, 32768, 802},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 32769, 38912, 819},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 38913, 65536, 803},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 69632, 822},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 69633, 131072, 813},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 822},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 196, 827},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 197, 256, 826},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 331, 836},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 332, 512, 834},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 832},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 828},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 833},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 829},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 830},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 841},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 30720, 883},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 30721, 32768, 892},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 902},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 903},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 913},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 837},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 172, 845},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 173, 256, 844},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 291, 854},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 292, 512, 852},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 1024, 850},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 1721, 846},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1722, 2048, 851},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 847},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 4864, 848},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4865, 6888, 858},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 6889, 8192, 848},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 859},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 887},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 906},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 907},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 917},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 855},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 127, 862},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 128, 128, 863},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 158, 870},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 159, 256, 872},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 512, 868},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 1024, 864},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 865},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 866},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 7424, 877},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 7425, 8192, 867},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 9741, 873},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 9742, 16384, 898},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 32768, 908},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 918},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 919},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 873},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 256, 962},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 970},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 984},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 968},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 982},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 965},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 3921, 978},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3922, 4096, 983},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 5376, 995},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5377, 8192, 979},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 14336, 996},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 14337, 16384, 980},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 21246, 997},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 21247, 28672, 1085},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_BF16, 28673, 29696, 1096},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_BF16, 29697, 32768, 1094},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_BF16, 32769, 40960, 1130},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 1128},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 65536, 1108},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 65537, 98304, 1128},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 98305, 101069, 1120},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 101070, 131072, 1109},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 131073, 196608, 1128},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196609, 262144, 1121},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 262145, 1073741824, 1128},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 1002},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 1010},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 1024},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 1008},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 1022},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 1005},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 1018},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 1023},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 5311, 1035},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 1019},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 13776, 1036},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 13777, 16384, 1020},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 22187, 1037},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 22188, 24576, 1133},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 26385, 1090},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_F16, 26386, 28672, 1101},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_F16, 28673, 32768, 1099},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F16, 32769, 40960, 1133},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 1131},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 65536, 1113},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 65537, 98304, 1131},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 98305, 114688, 1124},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 114689, 131072, 1114},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 131073, 196608, 1131},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 196609, 262144, 1125},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 262145, 1073741824, 1131},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 1042},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 1050},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 1064},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 512, 1048},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 513, 635, 1062},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 636, 1024, 1045},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1025, 1535, 1058},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1536, 1920, 1063},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1921, 2048, 1046},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 1059},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 6596, 1076},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 6597, 8192, 1060},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12287, 1077},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12288, 12288, 1136},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 13192, 1077},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 13193, 16384, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 1136},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 28672, 1116},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 28673, 30720, 1105},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 30721, 44375, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 44376, 65536, 1126},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 65537, 90112, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 90113, 131072, 1127},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131073, 1073741824, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 256, 1140},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 512, 1148},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 1024, 1146},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 2048, 1142},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 1143},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 4352, 1154},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 4353, 8192, 1144},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 10172, 1155},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 10173, 13312, 1196},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 13313, 16384, 1194},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 16385, 24195, 1197},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 24196, 24576, 1151},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 24577, 27553, 1197},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 27554, 32768, 1195},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 32769, 40692, 1151},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 40693, 50534, 1216},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 50535, 65536, 1207},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_BF16, 65537, 125514, 1217},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 125515, 131072, 1226},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 131073, 155648, 1151},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 155649, 262144, 1227},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1151},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 256, 1158},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 512, 1166},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 1024, 1164},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 2048, 1160},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 1161},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 4276, 1172},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 4277, 8192, 1162},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 8704, 1173},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 8705, 13776, 1200},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_F16, 13777, 16384, 1198},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 16385, 27553, 1201},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_F16, 27554, 29696, 1210},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 29697, 32768, 1199},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 32769, 37315, 1169},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 37316, 65536, 1211},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 65537, 122880, 1221},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 122881, 131072, 1230},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 131073, 139264, 1169},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 139265, 262144, 1231},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1169},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 127, 1176},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 128, 128, 1177},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 129, 256, 1184},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 257, 512, 1182},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 513, 1024, 1178},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 1179},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 2773, 1190},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 2774, 3071, 1180},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3072, 3072, 1236},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3073, 4096, 1180},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 6143, 1191},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 6144, 7844, 1187},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 7845, 8192, 1181},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 8193, 12633, 1212},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 12634, 16384, 1203},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 16385, 27553, 1222},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 27554, 32768, 1213},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 32769, 57344, 1232},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 57345, 65536, 1223},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 65537, 73728, 1187},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 73729, 131072, 1233},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1187},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 513, 1024, 28},  /* cross_entropy_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 1025, 2048, 26},  /* cross_entropy_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 2049, 4096, 22},  /* cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 4097, 7424, 23},  /* cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 7425, 8192, 40},  /* cross_entropy_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 8193, 10240, 187},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 10241, 16384, 41},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 16385, 17408, 187},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 17409, 24576, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 24577, 32768, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 32769, 40960, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 40961, 49152, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 49153, 57344, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 57345, 65536, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 65537, 73728, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 73729, 81920, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 81921, 90112, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 90113, 98304, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 98305, 106496, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 106497, 114688, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 114689, 122880, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 122881, 131072, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 131073, 139264, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 139265, 147456, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 147457, 155648, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 155649, 163840, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 163841, 172032, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 172033, 180224, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 180225, 188416, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 188417, 196608, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 196609, 202140, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 202141, 1073741824, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 1, 256, 48},  /* cross_entropy_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 257, 512, 55},  /* cross_entropy_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 513, 1024, 75},  /* cross_entropy_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 1025, 2048, 73},  /* cross_entropy_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 2049, 4096, 69},  /* cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 4097, 8192, 70},  /* cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 8193, 9216, 188},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 9217, 10172, 88},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 10173, 10240, 188},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 10241, 16384, 88},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 16385, 17408, 188},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 17409, 24576, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 24577, 32768, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 32769, 40960, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 40961, 49152, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 49153, 57344, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 57345, 65536, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 65537, 73728, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 73729, 81920, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 81921, 90112, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 90113, 98304, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 98305, 106496, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 106497, 114688, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 114689, 122880, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 122881, 131072, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 131073, 139264, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 139265, 147456, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 147457, 155648, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 155649, 1073741824, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 1, 128, 94},  /* cross_entropy_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 129, 256, 102},  /* cross_entropy_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 257, 512, 122},  /* cross_entropy_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 513, 1024, 120},  /* cross_entropy_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 1025, 2048, 116},  /* cross_entropy_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 2049, 2138, 117},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 2139, 4096, 134},  /* cross_entropy_f32_bulk_t256_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 4097, 6144, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 6145, 6596, 135},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 6597, 7168, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 7169, 8192, 135},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 8193, 11264, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 11265, 12288, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 12289, 14336, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 14337, 16384, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 16385, 18432, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 18433, 20480, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 20481, 22528, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 22529, 24576, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 24577, 25600, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 25601, 28672, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 28673, 32768, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 32769, 36864, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 36865, 38912, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 38913, 71467, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 71468, 73728, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 73729, 77824, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 77825, 81920, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 81921, 86016, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 86017, 90112, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 90113, 94208, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 94209, 98304, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 98305, 102400, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 102401, 106496, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 106497, 110592, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 110593, 114688, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 114689, 118784, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 118785, 122880, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 122881, 126976, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 126977, 131072, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 131073, 136874, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 136875, 139264, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 139265, 162772, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 162773, 163840, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 163841, 169978, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 169979, 172032, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 172033, 177504, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 177505, 180224, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 180225, 185363, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 185364, 188416, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 188417, 193570, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 193571, 196608, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 196609, 202140, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 202141, 204800, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 204801, 211089, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 211090, 212992, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 212993, 220435, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 220436, 221184, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 221185, 251029, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 251030, 1073741824, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1, 256, 190},  /* cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 257, 512, 198},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 513, 1023, 218},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1024, 1024, 220},  /* cross_entropy_bwd_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1025, 2048, 216},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 2049, 3921, 212},  /* cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 3922, 4096, 217},  /* cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 4097, 8192, 213},  /* cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 8193, 11264, 203},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_BF16, 11265, 13192, 214},  /* cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 13193, 16384, 203},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_BF16, 16385, 24195, 215},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 24196, 25267, 221},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 25268, 32768, 224},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_BF16, 32769, 36864, 295},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 36865, 1073741824, 224},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F16, 1, 256, 225},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 257, 512, 233},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 513, 938, 253},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 939, 1024, 255},  /* cross_entropy_bwd_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1025, 2047, 251},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2048, 2048, 254},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2049, 3921, 247},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 3922, 4096, 252},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 4097, 8192, 248},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 8193, 10172, 238},  /* cross_entropy_bwd_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"cross_entropy_bwd", KITE_F16, 10173, 16384, 249},  /* cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 16385, 24195, 250},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 24196, 32768, 259},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F16, 32769, 36864, 296},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 36865, 1073741824, 259},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 1, 128, 260},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 129, 256, 268},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 257, 430, 288},  /* cross_entropy_bwd_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 431, 512, 266},  /* cross_entropy_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 513, 860, 286},  /* cross_entropy_bwd_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 861, 1024, 263},  /* cross_entropy_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1025, 1797, 282},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1798, 2048, 264},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 2049, 3712, 283},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 3713, 4096, 265},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 4097, 5086, 284},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 5087, 5120, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 5121, 8192, 284},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 8193, 9216, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 9217, 9728, 285},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 9729, 10240, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 10241, 12287, 285},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 12288, 13192, 294},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 13193, 16384, 285},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 16385, 22528, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 22529, 24576, 294},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 24577, 29696, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 29697, 32768, 294},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 32769, 36864, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 36865, 40960, 294},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"cross_entropy_bwd", KITE_F32, 40961, 43008, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 43009, 1073741824, 294},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s4 */
+  {"layernorm", KITE_BF16, 1, 256, 454},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 257, 512, 462},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 513, 1024, 476},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1025, 2048, 474},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 2049, 3584, 471},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 3585, 4096, 475},  /* layernorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 4097, 8192, 472},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 8193, 16384, 473},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 16385, 24576, 614},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 24577, 32768, 548},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_BF16, 32769, 1073741824, 614},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 1, 256, 485},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F16, 257, 512, 493},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 513, 1024, 509},  /* layernorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1025, 2048, 505},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 2049, 3443, 502},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 3444, 4096, 506},  /* layernorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 4097, 8192, 503},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 8193, 16384, 504},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 16385, 24576, 615},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 24577, 32768, 555},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F16, 32769, 1073741824, 615},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 1, 128, 516},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F32, 129, 256, 524},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 257, 511, 538},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 512, 512, 540},  /* layernorm_f32_reg_t32_r8_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 513, 1024, 536},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1025, 1664, 533},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1665, 2048, 537},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 2049, 4096, 534},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4097, 4864, 535},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4865, 5120, 619},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 5121, 5792, 535},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 5793, 8192, 560},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 8193, 9216, 619},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 9217, 15872, 561},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 15873, 16384, 578},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 16385, 24576, 616},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 24577, 32768, 596},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 32769, 49152, 616},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 49153, 65536, 611},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 65537, 1073741824, 616},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 224, 620},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 225, 256, 631},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 257, 512, 627},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 513, 1023, 625},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1024, 1024, 635},  /* layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 1025, 1648, 622},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1649, 1721, 626},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1722, 2048, 634},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 2049, 3157, 623},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 3158, 4096, 632},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 633},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 668},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 671},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 59392, 688},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 59393, 65536, 681},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 691},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 701},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 630},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 255, 636},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 256, 256, 647},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 643},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1023, 641},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1024, 1024, 651},  /* layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 1025, 1511, 638},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1512, 1960, 642},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1961, 2048, 650},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 2049, 3297, 639},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 3298, 4096, 648},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 649},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 672},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 675},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 57344, 692},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 57345, 65536, 685},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 695},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 705},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 646},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 82, 652},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 83, 128, 653},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 256, 659},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 512, 657},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 1024, 654},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 1877, 664},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 1878, 2048, 655},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 665},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 676},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 16384, 686},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 16385, 32768, 696},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 32769, 65536, 706},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 131072, 707},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 662},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 172, 713},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 173, 256, 711},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 720},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 898, 739},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 899, 1024, 741},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 2047, 737},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2048, 740},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4096, 734},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 5311, 724},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5312, 8192, 735},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 11093, 725},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 11094, 13776, 846},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 13777, 16384, 736},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 27553, 847},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 27554, 32768, 856},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 32769, 40960, 887},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 40961, 59392, 868},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 59393, 65536, 866},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 65537, 73728, 887},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 73729, 118784, 869},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 118785, 131072, 867},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 147456, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 147457, 262143, 879},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_BF16, 262144, 262144, 877},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 180, 758},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 181, 256, 756},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 765},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 1023, 784},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1024, 1024, 786},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1960, 782},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2048, 785},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 4095, 779},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4096, 4096, 783},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 5086, 769},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5087, 8192, 780},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 10752, 770},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 10753, 13776, 850},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 13777, 16384, 781},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 25600, 851},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 25601, 32768, 860},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 32769, 40960, 889},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 40961, 65536, 870},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 65537, 73728, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 73729, 131071, 873},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 131072, 131072, 871},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 139264, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 139265, 251029, 883},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_F16, 251030, 262144, 881},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 72, 803},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 73, 128, 801},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 810},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 829},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 808},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 789, 827},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 790, 1024, 804},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1877, 824},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1878, 2048, 805},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 2232, 840},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 2233, 4096, 825},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 815},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 897},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 8192, 826},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9216, 897},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9217, 16384, 864},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 16385, 20480, 891},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 20481, 32768, 874},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 32769, 38912, 891},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 38913, 65536, 875},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 69632, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 69633, 131072, 885},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 196, 899},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 197, 256, 898},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 331, 908},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 332, 512, 906},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 904},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 900},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 905},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 901},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 902},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 913},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 30720, 955},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 30721, 32768, 964},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 974},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 975},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 985},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 909},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 172, 917},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 173, 256, 916},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 291, 926},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 292, 512, 924},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 922},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1721, 918},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1722, 2048, 923},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 919},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 4864, 920},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4865, 6888, 930},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 6889, 8192, 920},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 931},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 959},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 978},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 979},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 989},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 927},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 127, 934},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 128, 128, 935},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 158, 942},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 159, 256, 944},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 940},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 936},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 937},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 938},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 7424, 949},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 7425, 8192, 939},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 9741, 945},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 9742, 16384, 970},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 32768, 980},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 990},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 991},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 945},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 256, 1034},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 1042},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 1062},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 1040},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 1060},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 1037},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 3921, 1056},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3922, 4096, 1061},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 5376, 1073},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5377, 8192, 1057},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 14336, 1074},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 14337, 16384, 1058},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 21246, 1075},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 21247, 28672, 1175},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_BF16, 28673, 29696, 1186},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_BF16, 29697, 32768, 1184},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_BF16, 32769, 40960, 1220},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 65536, 1198},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 65537, 98304, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 98305, 101069, 1210},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 101070, 131072, 1199},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 131073, 196608, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196609, 262144, 1211},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 262145, 1073741824, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 1080},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 1088},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 1108},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 1086},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 1106},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 1083},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 1102},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 1107},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 5311, 1119},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 1103},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 13776, 1120},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 13777, 16384, 1104},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 22187, 1121},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 22188, 24576, 1223},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 26385, 1180},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_F16, 26386, 28672, 1191},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_F16, 28673, 32768, 1189},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F16, 32769, 40960, 1223},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 65536, 1203},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 65537, 98304, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 98305, 114688, 1214},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 114689, 131072, 1204},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 131073, 196608, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 196609, 262144, 1215},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 262145, 1073741824, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 1126},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 1134},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 1154},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 512, 1132},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 513, 635, 1152},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 636, 1024, 1129},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1025, 1535, 1148},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1536, 1920, 1153},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1921, 2048, 1130},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 1149},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 6596, 1166},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 6597, 8192, 1150},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12287, 1167},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12288, 12288, 1226},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 13192, 1167},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 13193, 16384, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 1226},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 28672, 1206},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 28673, 30720, 1195},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 30721, 44375, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 44376, 65536, 1216},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 65537, 90112, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 90113, 131072, 1217},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131073, 1073741824, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 256, 1230},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 512, 1238},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1024, 1236},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 2048, 1232},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 1233},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 4352, 1244},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 4353, 8192, 1234},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 10172, 1245},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 10173, 13312, 1286},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 13313, 16384, 1284},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 16385, 24195, 1287},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 24196, 24576, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 24577, 27553, 1287},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 27554, 32768, 1285},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 32769, 40692, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 40693, 50534, 1306},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 50535, 65536, 1297},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_BF16, 65537, 125514, 1307},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 125515, 131072, 1316},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 131073, 155648, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 155649, 262144, 1317},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 256, 1248},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 1256},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 1024, 1254},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 2048, 1250},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 1251},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 4276, 1262},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 4277, 8192, 1252},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 8704, 1263},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 8705, 13776, 1290},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_F16, 13777, 16384, 1288},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 16385, 27553, 1291},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_F16, 27554, 29696, 1300},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 29697, 32768, 1289},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 32769, 37315, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 37316, 65536, 1301},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 65537, 122880, 1311},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 122881, 131072, 1320},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 131073, 139264, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 139265, 262144, 1321},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 127, 1266},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 128, 128, 1267},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 129, 256, 1274},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 257, 512, 1272},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 513, 1024, 1268},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 1269},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 2773, 1280},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 2774, 3071, 1270},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3072, 3072, 1326},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3073, 4096, 1270},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 6143, 1281},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 6144, 7844, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 7845, 8192, 1271},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 8193, 12633, 1302},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 12634, 16384, 1293},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 16385, 27553, 1312},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 27554, 32768, 1303},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 32769, 57344, 1322},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 57345, 65536, 1313},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 65537, 73728, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 73729, 131072, 1323},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 
 /* ---- set 1: the measured dispatch of GPU h100 ---- */
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 static const struct kite_rule kite_rules_1[] = {
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 282, 5.877f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 264, 4.429f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 264, 6.867f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 275, 17.131f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 275, 56.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 263, 6.008f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 264, 7.949f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 264, 6.976f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 275, 17.120f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 275, 56.768f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 282, 5.568f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 264, 4.949f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 264, 7.482f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 264, 17.557f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 275, 57.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 264, 4.336f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 264, 5.333f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 264, 8.608f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 275, 20.843f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 275, 69.088f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 275, 7.661f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 275, 8.090f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 265, 16.853f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 265, 50.944f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 276, 177.184f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 284, 6.496f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 264, 4.533f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 264, 7.021f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 264, 17.269f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 275, 56.672f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 282, 6.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 275, 4.846f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 264, 7.174f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 264, 17.003f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 275, 56.992f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 264, 4.261f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 264, 4.800f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 264, 7.642f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 264, 18.336f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 264, 58.720f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 264, 7.117f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 265, 6.656f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 265, 10.344f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 269, 24.000f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 276, 75.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 267, 9.608f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 278, 12.072f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 278, 22.229f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 263, 60.832f},
-  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 262, 195.008f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 264, 4.325f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 264, 4.981f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 264, 7.211f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 264, 16.939f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 275, 55.648f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 264, 4.219f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 264, 4.987f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 264, 7.642f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 264, 17.995f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 275, 58.304f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 265, 5.370f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 265, 6.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 265, 8.992f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 276, 21.920f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 276, 69.472f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 270, 8.728f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 270, 11.424f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 280, 18.037f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 280, 49.920f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 262, 168.800f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 269, 23.904f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 271, 29.840f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 280, 53.984f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 280, 183.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 262, 692.576f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 264, 4.571f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 264, 5.483f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 264, 9.104f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 264, 21.216f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 264, 67.936f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 265, 5.421f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 276, 6.555f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 276, 10.216f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 276, 24.912f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 276, 76.352f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 270, 9.264f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 276, 11.392f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 278, 17.632f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 278, 48.896f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 262, 170.144f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 269, 23.712f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 271, 29.664f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 280, 54.432f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 280, 186.528f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 262, 686.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 269, 72.192f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 271, 95.744f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 280, 202.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 280, 717.952f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 262, 2768.320f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 275, 6.075f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 275, 8.192f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 268, 17.024f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 268, 50.432f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 268, 178.048f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 275, 9.416f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 276, 11.840f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 280, 22.475f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 263, 60.960f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 263, 200.032f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 269, 23.664f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 271, 30.112f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 280, 54.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 278, 180.864f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 262, 708.576f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 269, 72.480f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 271, 95.040f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 280, 223.584f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 280, 729.664f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 262, 2786.848f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 269, 263.744f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 262, 343.104f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 280, 811.648f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 262, 2890.272f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 262, 11426.880f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 136, 7.087463f, 7.087463f, 7.087463f, 264, 4.816f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 1000, 7.087463f, 7.087463f, 9.965784f, 264, 7.424f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 8200, 7.087463f, 7.087463f, 13.001408f, 264, 31.344f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 136, 7.087463f, 9.965784f, 7.087463f, 275, 5.280f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 1000, 7.087463f, 9.965784f, 9.965784f, 264, 8.058f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 8200, 7.087463f, 9.965784f, 13.001408f, 275, 33.408f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 136, 7.087463f, 13.001408f, 7.087463f, 266, 8.102f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 1000, 7.087463f, 13.001408f, 9.965784f, 277, 18.752f},
-  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 8200, 7.087463f, 13.001408f, 13.001408f, 262, 109.056f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 136, 9.965784f, 7.087463f, 7.087463f, 264, 5.093f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 1000, 9.965784f, 7.087463f, 9.965784f, 264, 7.910f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 8200, 9.965784f, 7.087463f, 13.001408f, 264, 34.016f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 136, 9.965784f, 9.965784f, 7.087463f, 265, 7.059f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 280, 12.744f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 8200, 9.965784f, 9.965784f, 13.001408f, 270, 67.456f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 136, 9.965784f, 13.001408f, 7.087463f, 270, 23.440f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 1000, 9.965784f, 13.001408f, 9.965784f, 262, 52.864f},
-  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 8200, 9.965784f, 13.001408f, 13.001408f, 263, 325.696f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 136, 13.001408f, 7.087463f, 7.087463f, 280, 9.824f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 1000, 13.001408f, 7.087463f, 9.965784f, 272, 19.349f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 8200, 13.001408f, 7.087463f, 13.001408f, 272, 94.176f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 136, 13.001408f, 9.965784f, 7.087463f, 262, 24.992f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 1000, 13.001408f, 9.965784f, 9.965784f, 262, 55.552f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 8200, 13.001408f, 9.965784f, 13.001408f, 284, 320.576f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 136, 13.001408f, 13.001408f, 7.087463f, 262, 154.560f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 1000, 13.001408f, 13.001408f, 9.965784f, 262, 399.808f},
-  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 8200, 13.001408f, 13.001408f, 13.001408f, 284, 2650.752f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 262, 1421.856f},
-  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 278, 27.536f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 280, 2520.256f},
-  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 262, 2456.320f},
-  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 262, 5635.168f},
-  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 280, 202.464f},
-  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 264, 21.632f},
-  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 276, 44.528f},
-  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 264, 21.845f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 659, 202.960f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 659, 114.320f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 658, 92.672f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 668, 93.120f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 667, 92.784f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 680, 93.520f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 665, 92.624f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 674, 93.600f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 661, 92.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 675, 93.440f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 675, 94.256f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 676, 94.096f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 676, 94.288f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 820, 101.360f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 815, 99.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 815, 105.824f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 796, 103.952f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 804, 152.144f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 797, 197.616f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 807, 283.344f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 807, 369.616f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 698, 200.400f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 698, 113.712f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 697, 92.864f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 707, 93.184f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 706, 93.008f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 719, 93.776f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 704, 92.960f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 713, 93.696f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 700, 92.912f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 714, 93.488f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 714, 94.288f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 715, 93.904f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 715, 94.336f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 817, 101.600f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 817, 99.968f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 817, 105.760f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 800, 103.040f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 808, 153.376f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 801, 197.584f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 811, 283.920f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 811, 371.472f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 735, 199.168f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 735, 180.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 759, 181.056f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 758, 180.464f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 756, 180.480f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 739, 180.544f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 739, 180.832f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 753, 180.736f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 753, 181.728f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 754, 181.472f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 754, 182.128f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 822, 189.360f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 819, 190.992f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 819, 196.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 819, 204.464f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 812, 197.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 812, 200.432f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 813, 287.824f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 813, 398.832f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 822, 792.944f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 822, 1062.912f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 962, 200.144f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 962, 110.112f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 963, 92.704f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 984, 92.752f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 971, 92.944f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 965, 92.688f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 969, 92.944f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 983, 93.040f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 966, 92.960f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 979, 92.928f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 967, 92.864f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 980, 96.624f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1128, 94.416f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1128, 99.776f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1128, 95.488f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1128, 96.720f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1128, 101.456f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1109, 152.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1120, 197.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1121, 305.376f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1110, 376.240f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1002, 198.432f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1002, 108.848f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1003, 92.752f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1024, 92.832f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1011, 93.136f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1005, 92.688f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1009, 92.976f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1023, 93.024f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1006, 93.104f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1019, 93.072f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1007, 93.104f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1020, 96.528f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1131, 94.288f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1131, 99.184f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1131, 95.360f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1131, 96.528f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1131, 101.248f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1114, 153.136f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1124, 197.088f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1125, 300.464f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1115, 375.232f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1042, 197.504f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1043, 180.304f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1048, 180.064f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1045, 180.208f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1063, 180.848f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1046, 180.640f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1059, 180.640f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1059, 181.488f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1047, 180.288f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1060, 181.232f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1060, 181.328f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1134, 182.928f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1134, 181.552f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1134, 183.152f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1134, 194.208f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1117, 199.312f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1117, 213.456f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1127, 305.120f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1127, 400.432f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1134, 785.424f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1134, 1058.304f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 268.784f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.976f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.872f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 8, 52.144f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 24, 48.464f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 20, 52.800f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 20, 48.048f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 16, 52.960f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 16, 48.320f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 17, 56.064f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 17, 49.600f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 35, 63.888f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 35, 53.488f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 39, 49.920f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 39, 51.232f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 39, 50.848f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 39, 50.528f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 39, 71.744f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 39, 92.944f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 25, 134.256f},
-  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 25, 175.440f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 41, 265.728f},
-  {"cross_entropy", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 41, 135.616f},
-  {"cross_entropy", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 41, 71.328f},
-  {"cross_entropy", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 49, 51.440f},
-  {"cross_entropy", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 63, 48.448f},
-  {"cross_entropy", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 61, 51.360f},
-  {"cross_entropy", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 61, 48.128f},
-  {"cross_entropy", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 57, 51.408f},
-  {"cross_entropy", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 57, 47.824f},
-  {"cross_entropy", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 58, 55.200f},
-  {"cross_entropy", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 58, 49.216f},
-  {"cross_entropy", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 76, 63.408f},
-  {"cross_entropy", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 76, 54.288f},
-  {"cross_entropy", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 80, 52.176f},
-  {"cross_entropy", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 80, 51.328f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 80, 50.960f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 80, 50.384f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 80, 72.096f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 66, 92.992f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 66, 133.952f},
-  {"cross_entropy", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 66, 175.648f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 82, 229.120f},
-  {"cross_entropy", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 82, 119.248f},
-  {"cross_entropy", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 92, 91.744f},
-  {"cross_entropy", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 91, 90.512f},
-  {"cross_entropy", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 102, 89.664f},
-  {"cross_entropy", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 98, 89.552f},
-  {"cross_entropy", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 98, 89.120f},
-  {"cross_entropy", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 99, 89.376f},
-  {"cross_entropy", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 99, 89.312f},
-  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 171, 95.264f},
-  {"cross_entropy", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 107, 90.224f},
-  {"cross_entropy", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 121, 91.680f},
-  {"cross_entropy", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 107, 90.064f},
-  {"cross_entropy", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 107, 90.928f},
-  {"cross_entropy", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 107, 91.520f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 107, 93.264f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 107, 90.864f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 107, 132.720f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 107, 173.984f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 107, 256.928f},
-  {"cross_entropy", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 107, 339.584f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1140, 309.552f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1140, 167.344f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1141, 133.408f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1150, 134.080f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1149, 133.968f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1142, 133.632f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1147, 133.936f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1143, 133.680f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1143, 134.016f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1144, 134.848f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1144, 134.096f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1151, 140.256f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1145, 136.016f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1204, 146.752f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1206, 145.552f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1214, 140.848f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1214, 150.816f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1215, 207.536f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1217, 276.704f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1227, 412.640f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1225, 544.416f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1158, 303.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1158, 165.632f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1159, 133.744f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1166, 134.480f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1167, 134.160f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1160, 133.872f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1165, 134.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1161, 133.904f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1161, 134.144f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1162, 134.816f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1162, 134.672f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1169, 140.304f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1163, 136.144f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1208, 146.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1210, 145.984f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1209, 141.072f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1220, 151.008f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1219, 207.456f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1221, 279.104f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1231, 410.688f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1231, 541.856f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1176, 263.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1184, 262.352f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1182, 262.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1178, 262.544f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1236, 263.072f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1179, 263.088f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1179, 263.888f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1180, 262.720f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1187, 262.896f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1187, 268.000f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1181, 264.560f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1203, 295.520f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1203, 299.760f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1213, 281.200f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1213, 299.920f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1223, 275.856f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1223, 289.504f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1233, 408.976f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1233, 545.104f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1187, 1319.440f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1187, 1762.832f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 172, 255.360f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 172, 136.528f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 172, 97.200f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 194, 93.184f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 192, 92.880f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 195, 93.344f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 188, 92.848f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 193, 93.280f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 176, 92.832f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 189, 93.216f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 189, 93.504f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 190, 93.232f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 190, 93.792f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 191, 93.904f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 191, 94.080f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 199, 94.848f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 199, 94.544f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 199, 138.224f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 199, 182.128f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 199, 270.128f},
-  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 199, 357.456f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 201, 251.760f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 201, 135.120f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 201, 97.200f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 211, 93.424f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 210, 93.008f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 224, 93.440f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 208, 93.008f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 222, 93.424f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 205, 92.960f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 218, 93.328f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 218, 93.584f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 219, 93.248f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 219, 93.728f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 220, 93.904f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 220, 94.032f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 228, 95.024f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 228, 94.560f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 228, 138.128f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 228, 182.336f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 228, 269.904f},
-  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 228, 357.584f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 230, 205.760f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 231, 182.432f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 254, 181.760f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 253, 181.152f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 251, 180.816f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 234, 180.560f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 247, 180.848f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 235, 180.752f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 235, 180.928f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 248, 181.152f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 248, 181.536f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 249, 180.864f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 257, 181.920f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 256, 182.176f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 257, 181.824f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 257, 182.112f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 257, 182.032f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 257, 270.000f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 257, 357.552f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 256, 533.184f},
-  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 256, 709.376f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 826, 437.216f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 826, 223.744f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 826, 146.656f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 836, 152.816f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 835, 153.440f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 833, 146.176f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 833, 154.976f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 829, 151.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 829, 169.760f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 830, 161.728f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 830, 167.888f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 882, 157.040f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 831, 166.816f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 883, 164.256f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 890, 163.008f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 902, 169.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 900, 166.864f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 903, 253.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 903, 310.640f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 913, 526.512f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 913, 611.888f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 845, 416.128f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 845, 216.368f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 845, 146.512f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 854, 151.744f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 853, 153.072f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 851, 146.576f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 851, 156.048f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 847, 151.968f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 847, 170.176f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 848, 160.352f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 848, 167.264f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 886, 158.432f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 849, 167.952f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 887, 162.256f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 896, 165.760f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 906, 173.888f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 904, 164.624f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 907, 254.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 907, 311.040f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 917, 517.504f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 917, 611.056f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 862, 344.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 862, 278.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 872, 284.400f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 871, 286.432f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 869, 287.296f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 865, 283.648f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 865, 288.368f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 866, 277.136f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 866, 289.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 867, 291.008f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 867, 285.568f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 898, 296.528f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 889, 303.328f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 908, 283.856f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 899, 285.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 918, 283.984f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 909, 293.776f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 919, 530.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 919, 590.592f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 873, 1912.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 873, 2555.152f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 418, 402.720f},
-  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 418, 209.344f},
-  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 418, 103.712f},
-  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 426, 95.072f},
-  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 436, 94.432f},
-  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 432, 101.792f},
-  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 432, 93.968f},
-  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 429, 100.928f},
-  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 429, 93.904f},
-  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 430, 103.136f},
-  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 430, 93.808f},
-  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 431, 110.560f},
-  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 431, 95.280f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 494, 106.048f},
-  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 511, 99.456f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 497, 106.416f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 529, 101.632f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 532, 168.960f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 547, 212.032f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 533, 329.616f},
-  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 549, 396.240f},
-  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 443, 415.696f},
-  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 443, 214.720f},
-  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 443, 105.872f},
-  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 451, 95.248f},
-  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 461, 94.144f},
-  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 457, 100.432f},
-  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 457, 93.920f},
-  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 454, 98.752f},
-  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 454, 93.920f},
-  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 455, 102.288f},
-  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 455, 93.600f},
-  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 456, 109.872f},
-  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 456, 95.584f},
-  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 502, 104.576f},
-  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 518, 100.352f},
-  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 503, 104.944f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 536, 102.112f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 521, 165.248f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 537, 210.656f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 539, 322.336f},
-  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 554, 398.432f},
-  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 468, 311.472f},
-  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 468, 189.184f},
-  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 476, 181.120f},
-  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 486, 182.448f},
-  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 482, 182.080f},
-  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 479, 182.080f},
-  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 483, 182.224f},
-  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 480, 183.872f},
-  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 480, 182.000f},
-  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 481, 192.016f},
-  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 481, 182.096f},
-  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 562, 195.408f},
-  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 562, 196.320f},
-  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 562, 205.328f},
-  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 542, 195.456f},
-  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 545, 198.640f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 557, 200.960f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 559, 292.560f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 559, 399.696f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 562, 817.456f},
-  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 562, 1096.352f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 566, 517.616f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 566, 282.688f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 577, 163.312f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 573, 153.696f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 571, 155.184f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 580, 174.704f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 572, 160.192f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 578, 184.336f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 569, 184.560f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 579, 218.944f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 579, 190.960f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 614, 208.640f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 614, 191.536f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 617, 216.608f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 617, 199.760f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 634, 228.000f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 627, 204.736f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 637, 331.424f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 637, 351.168f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 647, 681.728f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 647, 686.368f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 582, 509.440f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 582, 277.008f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 593, 163.744f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 589, 153.008f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 587, 156.448f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 596, 175.328f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 588, 159.328f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 594, 185.568f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 585, 184.320f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 595, 220.960f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 595, 191.264f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 618, 217.536f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 618, 202.272f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 621, 217.760f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 621, 199.584f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 638, 235.120f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 631, 207.856f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 641, 338.176f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 641, 355.520f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 651, 694.992f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 651, 700.448f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 598, 383.504f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 599, 287.488f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 607, 289.536f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 606, 278.480f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 604, 276.016f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 601, 295.920f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 601, 278.896f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 611, 315.008f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 611, 302.912f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 622, 286.288f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 622, 319.328f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 632, 303.632f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 623, 293.120f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 642, 308.336f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 633, 298.528f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 652, 328.800f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 652, 301.504f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 653, 620.592f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 653, 645.584f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 608, 2689.232f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 608, 3579.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 64, 6.000000f, 6.000000f, 6.000000f, 318, 5.877f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 256, 6.000000f, 6.000000f, 8.000000f, 300, 4.429f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 1024, 6.000000f, 6.000000f, 10.000000f, 300, 6.867f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 4096, 6.000000f, 6.000000f, 12.000000f, 311, 17.131f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 64, 16384, 6.000000f, 6.000000f, 14.000000f, 311, 56.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 64, 6.000000f, 8.000000f, 6.000000f, 299, 6.008f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 256, 6.000000f, 8.000000f, 8.000000f, 300, 7.949f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 1024, 6.000000f, 8.000000f, 10.000000f, 300, 6.976f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 4096, 6.000000f, 8.000000f, 12.000000f, 311, 17.120f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 256, 16384, 6.000000f, 8.000000f, 14.000000f, 311, 56.768f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 64, 6.000000f, 10.000000f, 6.000000f, 318, 5.568f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 256, 6.000000f, 10.000000f, 8.000000f, 300, 4.949f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 1024, 6.000000f, 10.000000f, 10.000000f, 300, 7.482f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 4096, 6.000000f, 10.000000f, 12.000000f, 300, 17.557f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 1024, 16384, 6.000000f, 10.000000f, 14.000000f, 311, 57.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 64, 6.000000f, 12.000000f, 6.000000f, 300, 4.336f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 256, 6.000000f, 12.000000f, 8.000000f, 300, 5.333f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 1024, 6.000000f, 12.000000f, 10.000000f, 300, 8.608f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 4096, 6.000000f, 12.000000f, 12.000000f, 311, 20.843f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 4096, 16384, 6.000000f, 12.000000f, 14.000000f, 311, 69.088f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 64, 6.000000f, 14.000000f, 6.000000f, 311, 7.661f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 256, 6.000000f, 14.000000f, 8.000000f, 311, 8.090f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 1024, 6.000000f, 14.000000f, 10.000000f, 301, 16.853f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 4096, 6.000000f, 14.000000f, 12.000000f, 301, 50.944f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 16384, 16384, 6.000000f, 14.000000f, 14.000000f, 312, 177.184f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 64, 8.000000f, 6.000000f, 6.000000f, 320, 6.496f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 256, 8.000000f, 6.000000f, 8.000000f, 300, 4.533f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 1024, 8.000000f, 6.000000f, 10.000000f, 300, 7.021f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 4096, 8.000000f, 6.000000f, 12.000000f, 300, 17.269f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 64, 16384, 8.000000f, 6.000000f, 14.000000f, 311, 56.672f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 64, 8.000000f, 8.000000f, 6.000000f, 318, 6.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 256, 8.000000f, 8.000000f, 8.000000f, 311, 4.846f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 1024, 8.000000f, 8.000000f, 10.000000f, 300, 7.174f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 4096, 8.000000f, 8.000000f, 12.000000f, 300, 17.003f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 256, 16384, 8.000000f, 8.000000f, 14.000000f, 311, 56.992f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 64, 8.000000f, 10.000000f, 6.000000f, 300, 4.261f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 256, 8.000000f, 10.000000f, 8.000000f, 300, 4.800f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 1024, 8.000000f, 10.000000f, 10.000000f, 300, 7.642f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 4096, 8.000000f, 10.000000f, 12.000000f, 300, 18.336f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 1024, 16384, 8.000000f, 10.000000f, 14.000000f, 300, 58.720f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 64, 8.000000f, 12.000000f, 6.000000f, 300, 7.117f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 256, 8.000000f, 12.000000f, 8.000000f, 301, 6.656f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 1024, 8.000000f, 12.000000f, 10.000000f, 301, 10.344f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 4096, 8.000000f, 12.000000f, 12.000000f, 305, 24.000f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 4096, 16384, 8.000000f, 12.000000f, 14.000000f, 312, 75.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 64, 8.000000f, 14.000000f, 6.000000f, 303, 9.608f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 256, 8.000000f, 14.000000f, 8.000000f, 314, 12.072f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 1024, 8.000000f, 14.000000f, 10.000000f, 314, 22.229f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 4096, 8.000000f, 14.000000f, 12.000000f, 299, 60.832f},
+  {"gemm", KITE_BF16, KITE_BF16, 256, 16384, 16384, 8.000000f, 14.000000f, 14.000000f, 298, 195.008f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 64, 10.000000f, 6.000000f, 6.000000f, 300, 4.325f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 256, 10.000000f, 6.000000f, 8.000000f, 300, 4.981f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 1024, 10.000000f, 6.000000f, 10.000000f, 300, 7.211f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 4096, 10.000000f, 6.000000f, 12.000000f, 300, 16.939f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 64, 16384, 10.000000f, 6.000000f, 14.000000f, 311, 55.648f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 64, 10.000000f, 8.000000f, 6.000000f, 300, 4.219f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 256, 10.000000f, 8.000000f, 8.000000f, 300, 4.987f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 1024, 10.000000f, 8.000000f, 10.000000f, 300, 7.642f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 4096, 10.000000f, 8.000000f, 12.000000f, 300, 17.995f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 256, 16384, 10.000000f, 8.000000f, 14.000000f, 311, 58.304f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 64, 10.000000f, 10.000000f, 6.000000f, 301, 5.370f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 256, 10.000000f, 10.000000f, 8.000000f, 301, 6.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 1024, 10.000000f, 10.000000f, 10.000000f, 301, 8.992f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 4096, 10.000000f, 10.000000f, 12.000000f, 312, 21.920f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 1024, 16384, 10.000000f, 10.000000f, 14.000000f, 312, 69.472f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 64, 10.000000f, 12.000000f, 6.000000f, 306, 8.728f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 256, 10.000000f, 12.000000f, 8.000000f, 306, 11.424f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 1024, 10.000000f, 12.000000f, 10.000000f, 316, 18.037f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 4096, 10.000000f, 12.000000f, 12.000000f, 316, 49.920f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 4096, 16384, 10.000000f, 12.000000f, 14.000000f, 298, 168.800f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 64, 10.000000f, 14.000000f, 6.000000f, 305, 23.904f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 256, 10.000000f, 14.000000f, 8.000000f, 307, 29.840f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 1024, 10.000000f, 14.000000f, 10.000000f, 316, 53.984f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 4096, 10.000000f, 14.000000f, 12.000000f, 316, 183.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 1024, 16384, 16384, 10.000000f, 14.000000f, 14.000000f, 298, 692.576f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 64, 12.000000f, 6.000000f, 6.000000f, 300, 4.571f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 256, 12.000000f, 6.000000f, 8.000000f, 300, 5.483f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 1024, 12.000000f, 6.000000f, 10.000000f, 300, 9.104f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 4096, 12.000000f, 6.000000f, 12.000000f, 300, 21.216f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 64, 16384, 12.000000f, 6.000000f, 14.000000f, 300, 67.936f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 64, 12.000000f, 8.000000f, 6.000000f, 301, 5.421f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 256, 12.000000f, 8.000000f, 8.000000f, 312, 6.555f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 1024, 12.000000f, 8.000000f, 10.000000f, 312, 10.216f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 4096, 12.000000f, 8.000000f, 12.000000f, 312, 24.912f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 256, 16384, 12.000000f, 8.000000f, 14.000000f, 312, 76.352f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 64, 12.000000f, 10.000000f, 6.000000f, 306, 9.264f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 256, 12.000000f, 10.000000f, 8.000000f, 312, 11.392f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 1024, 12.000000f, 10.000000f, 10.000000f, 314, 17.632f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 4096, 12.000000f, 10.000000f, 12.000000f, 314, 48.896f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 1024, 16384, 12.000000f, 10.000000f, 14.000000f, 298, 170.144f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 64, 12.000000f, 12.000000f, 6.000000f, 305, 23.712f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 256, 12.000000f, 12.000000f, 8.000000f, 307, 29.664f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 1024, 12.000000f, 12.000000f, 10.000000f, 316, 54.432f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 4096, 12.000000f, 12.000000f, 12.000000f, 316, 186.528f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 4096, 16384, 12.000000f, 12.000000f, 14.000000f, 298, 686.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 64, 12.000000f, 14.000000f, 6.000000f, 305, 72.192f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 256, 12.000000f, 14.000000f, 8.000000f, 307, 95.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 1024, 12.000000f, 14.000000f, 10.000000f, 316, 202.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 4096, 12.000000f, 14.000000f, 12.000000f, 316, 717.952f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 16384, 16384, 12.000000f, 14.000000f, 14.000000f, 298, 2768.320f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 64, 14.000000f, 6.000000f, 6.000000f, 311, 6.075f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 256, 14.000000f, 6.000000f, 8.000000f, 311, 8.192f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 1024, 14.000000f, 6.000000f, 10.000000f, 304, 17.024f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 4096, 14.000000f, 6.000000f, 12.000000f, 304, 50.432f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 64, 16384, 14.000000f, 6.000000f, 14.000000f, 304, 178.048f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 64, 14.000000f, 8.000000f, 6.000000f, 311, 9.416f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 256, 14.000000f, 8.000000f, 8.000000f, 312, 11.840f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 1024, 14.000000f, 8.000000f, 10.000000f, 316, 22.475f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 4096, 14.000000f, 8.000000f, 12.000000f, 299, 60.960f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 256, 16384, 14.000000f, 8.000000f, 14.000000f, 299, 200.032f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 64, 14.000000f, 10.000000f, 6.000000f, 305, 23.664f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 256, 14.000000f, 10.000000f, 8.000000f, 307, 30.112f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 1024, 14.000000f, 10.000000f, 10.000000f, 316, 54.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 4096, 14.000000f, 10.000000f, 12.000000f, 314, 180.864f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 1024, 16384, 14.000000f, 10.000000f, 14.000000f, 298, 708.576f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 64, 14.000000f, 12.000000f, 6.000000f, 305, 72.480f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 256, 14.000000f, 12.000000f, 8.000000f, 307, 95.040f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 1024, 14.000000f, 12.000000f, 10.000000f, 316, 223.584f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 4096, 14.000000f, 12.000000f, 12.000000f, 316, 729.664f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 16384, 14.000000f, 12.000000f, 14.000000f, 298, 2786.848f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 64, 14.000000f, 14.000000f, 6.000000f, 305, 263.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 256, 14.000000f, 14.000000f, 8.000000f, 298, 343.104f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 1024, 14.000000f, 14.000000f, 10.000000f, 316, 811.648f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 4096, 14.000000f, 14.000000f, 12.000000f, 298, 2890.272f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 16384, 16384, 14.000000f, 14.000000f, 14.000000f, 298, 11426.880f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 136, 7.087463f, 7.087463f, 7.087463f, 300, 4.816f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 1000, 7.087463f, 7.087463f, 9.965784f, 300, 7.424f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 136, 8200, 7.087463f, 7.087463f, 13.001408f, 300, 31.344f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 136, 7.087463f, 9.965784f, 7.087463f, 311, 5.280f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 1000, 7.087463f, 9.965784f, 9.965784f, 300, 8.058f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 1000, 8200, 7.087463f, 9.965784f, 13.001408f, 311, 33.408f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 136, 7.087463f, 13.001408f, 7.087463f, 302, 8.102f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 1000, 7.087463f, 13.001408f, 9.965784f, 313, 18.752f},
+  {"gemm", KITE_BF16, KITE_BF16, 136, 8200, 8200, 7.087463f, 13.001408f, 13.001408f, 298, 109.056f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 136, 9.965784f, 7.087463f, 7.087463f, 300, 5.093f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 1000, 9.965784f, 7.087463f, 9.965784f, 300, 7.910f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 136, 8200, 9.965784f, 7.087463f, 13.001408f, 300, 34.016f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 136, 9.965784f, 9.965784f, 7.087463f, 301, 7.059f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 1000, 9.965784f, 9.965784f, 9.965784f, 316, 12.744f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 1000, 8200, 9.965784f, 9.965784f, 13.001408f, 306, 67.456f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 136, 9.965784f, 13.001408f, 7.087463f, 306, 23.440f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 1000, 9.965784f, 13.001408f, 9.965784f, 298, 52.864f},
+  {"gemm", KITE_BF16, KITE_BF16, 1000, 8200, 8200, 9.965784f, 13.001408f, 13.001408f, 299, 325.696f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 136, 13.001408f, 7.087463f, 7.087463f, 316, 9.824f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 1000, 13.001408f, 7.087463f, 9.965784f, 308, 19.349f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 136, 8200, 13.001408f, 7.087463f, 13.001408f, 308, 94.176f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 136, 13.001408f, 9.965784f, 7.087463f, 298, 24.992f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 1000, 13.001408f, 9.965784f, 9.965784f, 298, 55.552f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 1000, 8200, 13.001408f, 9.965784f, 13.001408f, 320, 320.576f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 136, 13.001408f, 13.001408f, 7.087463f, 298, 154.560f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 1000, 13.001408f, 13.001408f, 9.965784f, 298, 399.808f},
+  {"gemm", KITE_BF16, KITE_BF16, 8200, 8200, 8200, 13.001408f, 13.001408f, 13.001408f, 320, 2650.752f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 8192, 13.000000f, 13.000000f, 13.000000f, 298, 1421.856f},
+  {"gemm", KITE_BF16, KITE_BF16, 2048, 2048, 2048, 11.000000f, 11.000000f, 11.000000f, 314, 27.536f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 14336, 4096, 14.000000f, 13.807355f, 12.000000f, 316, 2520.256f},
+  {"gemm", KITE_BF16, KITE_BF16, 16384, 4096, 14336, 14.000000f, 12.000000f, 13.807355f, 298, 2456.320f},
+  {"gemm", KITE_BF16, KITE_BF16, 4096, 128256, 4096, 12.000000f, 16.968667f, 12.000000f, 298, 5635.168f},
+  {"gemm", KITE_BF16, KITE_BF16, 8192, 8192, 1024, 13.000000f, 13.000000f, 10.000000f, 316, 202.464f},
+  {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 300, 21.632f},
+  {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 312, 44.528f},
+  {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 300, 21.845f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 713, 192.144f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 713, 113.856f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 711, 93.648f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 722, 92.592f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 731, 92.656f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 733, 92.928f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 728, 92.800f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 732, 92.736f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 715, 92.720f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 729, 92.688f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 735, 93.472f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 730, 92.768f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 736, 93.248f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 892, 101.072f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 887, 99.648f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 887, 105.744f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 868, 102.048f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 876, 151.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 869, 195.584f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 879, 283.168f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 879, 369.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 758, 190.864f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 758, 113.568f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 756, 93.600f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 767, 92.608f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 776, 92.672f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 778, 92.752f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 764, 92.704f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 777, 92.720f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 760, 92.848f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 774, 92.784f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 780, 93.344f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 775, 92.816f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 781, 93.136f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 893, 101.440f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 889, 99.440f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 889, 105.344f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 872, 101.776f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 880, 152.448f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 882, 195.552f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 883, 281.536f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 883, 368.704f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 801, 199.168f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 801, 180.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 831, 181.056f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 830, 180.464f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 828, 180.480f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 805, 180.544f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 805, 180.832f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 825, 180.736f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 825, 181.728f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 826, 181.472f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 826, 182.128f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 894, 189.360f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 891, 190.992f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 891, 196.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 891, 204.464f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 884, 197.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 884, 200.432f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 885, 287.824f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 885, 398.832f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 894, 792.944f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 894, 1062.912f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1034, 200.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1034, 109.488f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1035, 92.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1062, 92.720f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1055, 92.688f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1037, 92.544f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1054, 92.688f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1054, 92.912f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1038, 92.944f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1051, 92.928f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1039, 92.640f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1052, 94.448f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1218, 94.048f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1218, 98.400f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1218, 95.168f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1218, 96.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1218, 101.392f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1188, 150.656f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1188, 195.504f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1200, 294.352f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1200, 372.672f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1080, 197.216f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1080, 108.208f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1081, 92.672f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1108, 92.800f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1099, 92.720f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1083, 92.480f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1087, 92.816f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1107, 92.912f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1084, 92.832f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1103, 92.832f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1085, 92.752f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1098, 95.040f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1221, 93.952f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1221, 99.120f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1221, 94.992f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1221, 96.272f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1221, 101.440f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1193, 147.520f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1193, 195.136f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1205, 287.216f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1205, 371.936f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1126, 197.504f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1127, 180.304f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1132, 180.064f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1129, 180.208f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1153, 180.848f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1130, 180.640f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1149, 180.640f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1149, 181.488f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1131, 180.288f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1150, 181.232f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1150, 181.328f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1224, 182.928f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1224, 181.552f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1224, 183.152f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1224, 194.208f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1207, 199.312f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1207, 213.456f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1217, 305.120f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1217, 400.432f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1224, 785.424f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1224, 1058.304f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 266.800f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.000f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.408f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 8, 51.808f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 28, 48.352f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 19, 48.480f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 26, 48.032f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 16, 47.920f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 22, 48.256f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 17, 49.328f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 23, 49.616f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 18, 60.576f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 41, 52.960f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 45, 52.128f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 45, 51.216f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 45, 50.944f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 45, 50.192f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 45, 71.760f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 31, 92.784f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 31, 134.112f},
+  {"cross_entropy", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 31, 175.424f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 47, 263.552f},
+  {"cross_entropy", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 47, 134.176f},
+  {"cross_entropy", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 47, 70.592f},
+  {"cross_entropy", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 55, 50.992f},
+  {"cross_entropy", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 75, 48.064f},
+  {"cross_entropy", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 66, 47.808f},
+  {"cross_entropy", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 73, 47.440f},
+  {"cross_entropy", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 63, 47.264f},
+  {"cross_entropy", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 69, 47.472f},
+  {"cross_entropy", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 64, 48.400f},
+  {"cross_entropy", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 70, 48.704f},
+  {"cross_entropy", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 65, 60.400f},
+  {"cross_entropy", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 88, 52.400f},
+  {"cross_entropy", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 92, 51.904f},
+  {"cross_entropy", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 92, 50.784f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 92, 50.784f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 92, 50.272f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 92, 71.760f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 78, 92.752f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 78, 133.760f},
+  {"cross_entropy", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 78, 175.376f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 94, 229.120f},
+  {"cross_entropy", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 94, 119.248f},
+  {"cross_entropy", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 104, 91.744f},
+  {"cross_entropy", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 103, 90.512f},
+  {"cross_entropy", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 120, 89.664f},
+  {"cross_entropy", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 116, 89.552f},
+  {"cross_entropy", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 116, 89.120f},
+  {"cross_entropy", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 117, 89.376f},
+  {"cross_entropy", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 117, 89.312f},
+  {"cross_entropy", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 189, 95.264f},
+  {"cross_entropy", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 125, 90.224f},
+  {"cross_entropy", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 139, 91.680f},
+  {"cross_entropy", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 125, 90.064f},
+  {"cross_entropy", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 125, 90.928f},
+  {"cross_entropy", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 125, 91.520f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 125, 93.264f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 125, 90.864f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 125, 132.720f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 125, 173.984f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 125, 256.928f},
+  {"cross_entropy", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 125, 339.584f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1230, 309.552f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1230, 167.344f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1231, 133.408f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1240, 134.080f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1239, 133.968f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1232, 133.632f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1237, 133.936f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1233, 133.680f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1233, 134.016f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1234, 134.848f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1234, 134.096f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1241, 140.256f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1235, 136.016f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1294, 146.752f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1296, 145.552f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1304, 140.848f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1304, 150.816f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1305, 207.536f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1307, 276.704f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1317, 412.640f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1315, 544.416f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1248, 303.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1248, 165.632f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1249, 133.744f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1256, 134.480f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1257, 134.160f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1250, 133.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1255, 134.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1251, 133.904f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1251, 134.144f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1252, 134.816f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1252, 134.672f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1259, 140.304f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1253, 136.144f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1298, 146.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1300, 145.984f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1299, 141.072f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1310, 151.008f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1309, 207.456f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1311, 279.104f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1321, 410.688f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1321, 541.856f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1266, 263.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1274, 262.352f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1272, 262.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1268, 262.544f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1326, 263.072f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1269, 263.088f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1269, 263.888f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1270, 262.720f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1277, 262.896f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1277, 268.000f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1271, 264.560f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1293, 295.520f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1293, 299.760f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1303, 281.200f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1303, 299.920f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1313, 275.856f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1313, 289.504f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1323, 408.976f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1323, 545.104f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1277, 1319.440f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1277, 1762.832f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 190, 255.360f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 190, 136.528f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 190, 97.200f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 218, 93.184f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 216, 92.880f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 219, 93.344f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 212, 92.848f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 217, 93.280f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 194, 92.832f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 213, 93.216f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 213, 93.504f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 214, 93.232f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 214, 93.792f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 215, 93.904f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 215, 94.080f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 223, 94.848f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 223, 94.544f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 223, 138.224f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 223, 182.128f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 223, 270.128f},
+  {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 223, 357.456f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 225, 251.760f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 225, 135.120f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 225, 97.200f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 235, 93.424f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 234, 93.008f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 254, 93.440f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 232, 93.008f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 252, 93.424f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 229, 92.960f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 248, 93.328f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 248, 93.584f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 249, 93.248f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 249, 93.728f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 250, 93.904f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 250, 94.032f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 258, 95.024f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 258, 94.560f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 258, 138.128f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 258, 182.336f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 258, 269.904f},
+  {"cross_entropy_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 258, 357.584f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 260, 205.760f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 261, 182.432f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 290, 181.760f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 289, 181.152f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 287, 180.816f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 264, 180.560f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 283, 180.848f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 265, 180.752f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 265, 180.928f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 284, 181.152f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 284, 181.536f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 285, 180.864f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 293, 181.920f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 292, 182.176f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 293, 181.824f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 293, 182.112f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 293, 182.032f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 293, 270.000f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 293, 357.552f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 292, 533.184f},
+  {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 292, 709.376f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 898, 437.216f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 898, 223.744f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 898, 146.656f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 908, 152.816f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 907, 153.440f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 905, 146.176f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 905, 154.976f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 901, 151.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 901, 169.760f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 902, 161.728f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 902, 167.888f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 954, 157.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 903, 166.816f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 955, 164.256f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 962, 163.008f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 974, 169.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 972, 166.864f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 975, 253.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 975, 310.640f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 985, 526.512f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 985, 611.888f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 917, 416.128f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 917, 216.368f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 917, 146.512f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 926, 151.744f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 925, 153.072f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 923, 146.576f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 923, 156.048f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 919, 151.968f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 919, 170.176f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 920, 160.352f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 920, 167.264f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 958, 158.432f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 921, 167.952f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 959, 162.256f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 968, 165.760f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 978, 173.888f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 976, 164.624f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 979, 254.480f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 979, 311.040f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 989, 517.504f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 989, 611.056f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 934, 344.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 934, 278.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 944, 284.400f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 943, 286.432f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 941, 287.296f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 937, 283.648f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 937, 288.368f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 938, 277.136f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 938, 289.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 939, 291.008f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 939, 285.568f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 970, 296.528f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 961, 303.328f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 980, 283.856f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 971, 285.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 990, 283.984f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 981, 293.776f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 991, 530.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 991, 590.592f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 945, 1912.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 945, 2555.152f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 454, 400.080f},
+  {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 454, 208.144f},
+  {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 454, 103.136f},
+  {"layernorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 462, 95.008f},
+  {"layernorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 478, 94.176f},
+  {"layernorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 468, 92.976f},
+  {"layernorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 477, 93.712f},
+  {"layernorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 465, 93.248f},
+  {"layernorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 471, 93.680f},
+  {"layernorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 466, 94.064f},
+  {"layernorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 472, 93.728f},
+  {"layernorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 467, 97.536f},
+  {"layernorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 473, 95.104f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 548, 105.296f},
+  {"layernorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 565, 99.152f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 551, 106.032f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 583, 101.232f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 569, 167.680f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 567, 209.856f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 587, 328.176f},
+  {"layernorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 603, 392.896f},
+  {"layernorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 485, 413.088f},
+  {"layernorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 485, 213.424f},
+  {"layernorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 485, 105.184f},
+  {"layernorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 493, 95.056f},
+  {"layernorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 507, 93.856f},
+  {"layernorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 499, 93.152f},
+  {"layernorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 505, 93.664f},
+  {"layernorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 496, 92.992f},
+  {"layernorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 502, 93.760f},
+  {"layernorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 497, 93.584f},
+  {"layernorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 503, 93.760f},
+  {"layernorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 498, 97.696f},
+  {"layernorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 504, 95.440f},
+  {"layernorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 556, 104.304f},
+  {"layernorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 572, 99.664f},
+  {"layernorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 557, 104.448f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 590, 102.112f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 575, 165.680f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 575, 209.648f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 593, 322.352f},
+  {"layernorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 608, 396.192f},
+  {"layernorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 516, 311.472f},
+  {"layernorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 516, 189.184f},
+  {"layernorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 524, 181.120f},
+  {"layernorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 540, 182.448f},
+  {"layernorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 536, 182.080f},
+  {"layernorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 533, 182.080f},
+  {"layernorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 537, 182.224f},
+  {"layernorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 534, 183.872f},
+  {"layernorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 534, 182.000f},
+  {"layernorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 535, 192.016f},
+  {"layernorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 535, 182.096f},
+  {"layernorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 616, 195.408f},
+  {"layernorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 616, 196.320f},
+  {"layernorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 616, 205.328f},
+  {"layernorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 596, 195.456f},
+  {"layernorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 599, 198.640f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 611, 200.960f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 613, 292.560f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 613, 399.696f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 616, 817.456f},
+  {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 616, 1096.352f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 620, 517.616f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 620, 282.688f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 631, 163.312f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 627, 153.696f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 625, 155.184f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 634, 174.704f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 626, 160.192f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 632, 184.336f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 623, 184.560f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 633, 218.944f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 633, 190.960f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 668, 208.640f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 668, 191.536f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 671, 216.608f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 671, 199.760f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 688, 228.000f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 681, 204.736f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 691, 331.424f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 691, 351.168f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 701, 681.728f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 701, 686.368f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 636, 509.440f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 636, 277.008f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 647, 163.744f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 643, 153.008f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 641, 156.448f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 650, 175.328f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 642, 159.328f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 648, 185.568f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 639, 184.320f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 649, 220.960f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 649, 191.264f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 672, 217.536f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 672, 202.272f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 675, 217.760f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 675, 199.584f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 692, 235.120f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 685, 207.856f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 695, 338.176f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 695, 355.520f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 705, 694.992f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 705, 700.448f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 652, 383.504f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 653, 287.488f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 661, 289.536f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 660, 278.480f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 658, 276.016f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 655, 295.920f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 655, 278.896f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 665, 315.008f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 665, 302.912f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 676, 286.288f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 676, 319.328f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 686, 303.632f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 677, 293.120f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 696, 308.336f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 687, 298.528f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 706, 328.800f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 706, 301.504f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 707, 620.592f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 707, 645.584f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 662, 2689.232f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 662, 3579.744f},
 };
 
 /* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */
 static const struct kite_gemm_model kite_gemm_models_1[] = {
-  {262, 2.8828f, 0.0097083f, 464.00f, 1.292f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.158 */
-  {263, 2.4589f, 0.0098509f, 472.00f, 1.291f, 161},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.170 */
-  {264, 3.9470f, 0.0034096f, 184.00f, 1.377f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.157 */
-  {265, 4.0143f, 0.0040654f, 272.00f, 1.524f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.211 */
-  {266, 3.9414f, 0.0048788f, 320.00f, 1.586f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.252 */
-  {267, 3.8455f, 0.0053544f, 400.00f, 1.621f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1: rms log error 0.201 */
-  {268, 4.1047f, 0.0045531f, 240.00f, 1.476f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.194 */
-  {269, 4.6228f, 0.0044186f, 160.00f, 1.557f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.222 */
-  {270, 3.9507f, 0.0052411f, 408.00f, 1.499f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.185 */
-  {271, 4.0810f, 0.0052421f, 392.00f, 1.528f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.193 */
-  {272, 3.3295f, 0.0075148f, 432.00f, 1.346f, 161},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.157 */
-  {275, 4.7461f, 0.0033691f, 96.000f, 1.425f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.158 */
-  {276, 4.7013f, 0.0038781f, 208.00f, 1.561f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.223 */
-  {277, 4.5657f, 0.0046938f, 272.00f, 1.615f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.264 */
-  {278, 4.2568f, 0.0052002f, 400.00f, 1.616f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.204 */
-  {280, 4.4399f, 0.0050362f, 392.00f, 1.510f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.190 */
-  {282, 5.7490f, 0.0096887f, 88.000f, 1.440f, 161},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.394 */
-  {283, 2.3641f, 0.031807f, 168.00f, 1.297f, 161},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.215 */
-  {284, 2.3272f, 0.015541f, 312.00f, 1.229f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.159 */
+  {298, 2.8828f, 0.0097083f, 464.00f, 1.292f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c1x1: rms log error 0.158 */
+  {299, 2.4589f, 0.0098509f, 472.00f, 1.291f, 161},  /* gemm_tma_bf16_bf16_256x128x64_s4_wg2_c1x1: rms log error 0.170 */
+  {300, 3.9470f, 0.0034096f, 184.00f, 1.377f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg1_c1x1: rms log error 0.157 */
+  {301, 4.0143f, 0.0040654f, 272.00f, 1.524f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg1_c1x1: rms log error 0.211 */
+  {302, 3.9414f, 0.0048788f, 320.00f, 1.586f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg1_c1x1: rms log error 0.252 */
+  {303, 3.8455f, 0.0053544f, 400.00f, 1.621f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg1_c1x1: rms log error 0.201 */
+  {304, 4.1047f, 0.0045531f, 240.00f, 1.476f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg1_c1x1: rms log error 0.194 */
+  {305, 4.6228f, 0.0044186f, 160.00f, 1.557f, 161},  /* gemm_tma_bf16_bf16_128x64x64_s5_wg2_c1x1: rms log error 0.222 */
+  {306, 3.9507f, 0.0052411f, 408.00f, 1.499f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg1_c1x1: rms log error 0.185 */
+  {307, 4.0810f, 0.0052421f, 392.00f, 1.528f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1: rms log error 0.193 */
+  {308, 3.3295f, 0.0075148f, 432.00f, 1.346f, 161},  /* gemm_tma_bf16_bf16_128x192x64_s5_wg2_c1x1: rms log error 0.157 */
+  {311, 4.7461f, 0.0033691f, 96.000f, 1.425f, 161},  /* gemm_tma_bf16_bf16_64x64x64_s5_wg2_c1x1_pp: rms log error 0.158 */
+  {312, 4.7013f, 0.0038781f, 208.00f, 1.561f, 161},  /* gemm_tma_bf16_bf16_64x128x64_s5_wg2_c1x1_pp: rms log error 0.223 */
+  {313, 4.5657f, 0.0046938f, 272.00f, 1.615f, 161},  /* gemm_tma_bf16_bf16_64x192x64_s5_wg2_c1x1_pp: rms log error 0.264 */
+  {314, 4.2568f, 0.0052002f, 400.00f, 1.616f, 161},  /* gemm_tma_bf16_bf16_64x256x64_s5_wg2_c1x1_pp: rms log error 0.204 */
+  {316, 4.4399f, 0.0050362f, 392.00f, 1.510f, 161},  /* gemm_tma_bf16_bf16_128x128x64_s5_wg2_c1x1_pp: rms log error 0.190 */
+  {318, 5.7490f, 0.0096887f, 88.000f, 1.440f, 161},  /* gemm_simple_bf16_bf16_64x64: rms log error 0.394 */
+  {319, 2.3641f, 0.031807f, 168.00f, 1.297f, 161},  /* gemm_simple_bf16_bf16_128x128: rms log error 0.215 */
+  {320, 2.3272f, 0.015541f, 312.00f, 1.229f, 161},  /* gemm_tma_bf16_bf16_128x256x64_s4_wg2_c2x1: rms log error 0.159 */
 };
 
 /* op, dtype, n_lo, n_hi, variant (kg_span.c) */
 static const struct kite_row_span kite_row_spans_1[] = {
   {"cross_entropy", KITE_BF16, 1, 256, 0},  /* cross_entropy_bf16_reg_t32_r4_n1_v16_c0_p1 */
   {"cross_entropy", KITE_BF16, 257, 512, 8},  /* cross_entropy_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 513, 860, 22},  /* cross_entropy_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 861, 1024, 24},  /* cross_entropy_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 1025, 2048, 20},  /* cross_entropy_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 2049, 4096, 16},  /* cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 4097, 8192, 17},  /* cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 8193, 9216, 169},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_BF16, 9217, 9328, 35},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 9329, 10240, 169},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_BF16, 10241, 16384, 35},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 16385, 17408, 169},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_BF16, 17409, 24576, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 24577, 29696, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 29697, 139264, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 139265, 147456, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 147457, 155648, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 155649, 163840, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 163841, 172032, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 172033, 180224, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 180225, 188416, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 188417, 196608, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 196609, 204800, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 204801, 212992, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 212993, 221184, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 221185, 229376, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 229377, 237568, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 237569, 245760, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 245761, 253952, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 253953, 262144, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 262145, 273749, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 273750, 278528, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 278529, 325545, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 325546, 327680, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 327681, 339958, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 339959, 344064, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 344065, 355009, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 355010, 360448, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 360449, 370727, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 370728, 376832, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 376833, 387140, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 387141, 393216, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 393217, 404280, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 404281, 409600, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 409601, 422179, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 422180, 425984, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 425985, 440871, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 440872, 442368, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 442369, 502059, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 502060, 507904, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 507905, 524287, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 524288, 524288, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_BF16, 524289, 571739, 39},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_BF16, 571740, 1073741824, 25},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 1, 256, 41},  /* cross_entropy_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 257, 512, 49},  /* cross_entropy_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 513, 1024, 63},  /* cross_entropy_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 1025, 2048, 61},  /* cross_entropy_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 2049, 4096, 57},  /* cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 4097, 8192, 58},  /* cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 8193, 9216, 170},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F16, 9217, 10172, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 10173, 10240, 170},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F16, 10241, 16384, 76},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 16385, 18432, 170},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F16, 18433, 24576, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 24577, 30720, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 30721, 106496, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 106497, 114688, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 114689, 122880, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 122881, 131072, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 131073, 139264, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 139265, 147456, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 147457, 155648, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 155649, 163840, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 163841, 172032, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 172033, 180224, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 180225, 188416, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 188417, 196608, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 196609, 204800, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 204801, 212992, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 212993, 221184, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 221185, 229376, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 229377, 237568, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 237569, 245760, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 245761, 253952, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 253953, 262144, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 262145, 273749, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 273750, 278528, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 278529, 325545, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 325546, 327680, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 327681, 339958, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 339959, 344064, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 344065, 355009, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 355010, 360448, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 360449, 370727, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 370728, 376832, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 376833, 387140, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 387141, 393216, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 393217, 404280, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 404281, 409600, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 409601, 422179, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 422180, 425984, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 425985, 440871, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 440872, 442368, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 442369, 502059, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 502060, 507904, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 507905, 524287, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 524288, 524288, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F16, 524289, 571739, 80},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F16, 571740, 1073741824, 66},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 1, 128, 82},  /* cross_entropy_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 129, 224, 90},  /* cross_entropy_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 225, 256, 92},  /* cross_entropy_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 257, 511, 104},  /* cross_entropy_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 512, 512, 91},  /* cross_entropy_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 513, 1024, 102},  /* cross_entropy_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 1025, 2048, 98},  /* cross_entropy_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 2049, 4096, 99},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 4097, 5120, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 5121, 5792, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 5793, 6144, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 6145, 7424, 117},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 7425, 8192, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 8193, 11264, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 11265, 12288, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 12289, 12800, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 12801, 13312, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 13313, 16384, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 16385, 19456, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 19457, 20480, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 20481, 22528, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 22529, 24576, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 24577, 26624, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 26625, 28672, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 28673, 30720, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 30721, 31378, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 31379, 31744, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 31745, 32768, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 32769, 34816, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 34817, 36864, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 36865, 38912, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 38913, 40960, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 40961, 45056, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 45057, 49152, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 49153, 53248, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 53249, 57344, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 57345, 61440, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 61441, 65536, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 65537, 68437, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 68438, 69632, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 69633, 73728, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 73729, 77824, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 77825, 81920, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 81921, 84989, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 84990, 86016, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 86017, 90112, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 90113, 92681, 171},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy", KITE_F32, 92682, 94208, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 94209, 98304, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 98305, 102400, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 102401, 106496, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 106497, 110592, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 110593, 114688, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 114689, 118784, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 118785, 122880, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 122881, 126976, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 126977, 131072, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 131073, 136874, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 136875, 139264, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 139265, 162772, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 162773, 163840, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 163841, 169978, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 169979, 172032, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 172033, 177504, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 177505, 180224, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 180225, 185363, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 185364, 188416, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 188417, 193570, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 193571, 196608, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 196609, 202140, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 202141, 204800, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 204801, 211089, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 211090, 212992, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 212993, 220435, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 220436, 221184, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 221185, 251029, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 251030, 253952, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 253953, 262143, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 262144, 262144, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 262145, 285869, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 285870, 294912, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 294913, 325545, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 325546, 327680, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy", KITE_F32, 327681, 409600, 121},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
-  {"cross_entropy", KITE_F32, 409601, 1073741824, 107},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1, 256, 172},  /* cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 257, 469, 180},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 470, 511, 182},  /* cross_entropy_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 512, 938, 194},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 939, 980, 181},  /* cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 981, 1511, 192},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1512, 1648, 195},  /* cross_entropy_bwd_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 1649, 2047, 175},  /* cross_entropy_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 2048, 3024, 188},  /* cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 3025, 3755, 193},  /* cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 3756, 4096, 176},  /* cross_entropy_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 4097, 8192, 189},  /* cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 8193, 16384, 190},  /* cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 16385, 32768, 191},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 32769, 40692, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 40693, 49152, 199},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_BF16, 49153, 50534, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 50535, 65536, 199},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_BF16, 65537, 69632, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 69633, 81920, 199},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_BF16, 81921, 84989, 259},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_BF16, 84990, 1073741824, 199},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F16, 1, 256, 201},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 257, 430, 209},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 431, 512, 211},  /* cross_entropy_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 513, 938, 223},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 939, 1024, 210},  /* cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1025, 1511, 221},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1512, 1648, 224},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 1649, 2047, 204},  /* cross_entropy_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 2048, 2048, 208},  /* cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 2049, 3024, 217},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 3025, 3755, 222},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 3756, 4096, 205},  /* cross_entropy_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 4097, 8192, 218},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 8193, 16384, 219},  /* cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 16385, 32768, 220},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 32769, 40692, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 40693, 49152, 228},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F16, 49153, 50534, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 50535, 65536, 228},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F16, 65537, 69632, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 69633, 81920, 228},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F16, 81921, 84989, 260},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F16, 84990, 1073741824, 228},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F32, 1, 127, 230},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 128, 128, 231},  /* cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 129, 234, 238},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 235, 255, 240},  /* cross_entropy_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 256, 489, 254},  /* cross_entropy_bwd_f32_reg_t32_r8_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 490, 980, 253},  /* cross_entropy_bwd_f32_reg_t64_r4_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 981, 1386, 251},  /* cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1387, 1511, 246},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 1512, 2047, 234},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 2048, 3024, 247},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 3025, 4096, 235},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 4097, 8192, 248},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 8193, 15872, 249},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 15873, 16384, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F32, 16385, 21504, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 21505, 24576, 256},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s1 */
-  {"cross_entropy_bwd", KITE_F32, 24577, 29696, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 29697, 32768, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F32, 32769, 36864, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 36865, 40960, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F32, 40961, 44375, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 44376, 49152, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F32, 49153, 51200, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 51201, 57344, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F32, 57345, 59392, 261},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"cross_entropy_bwd", KITE_F32, 59393, 185363, 257},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
-  {"cross_entropy_bwd", KITE_F32, 185364, 1073741824, 256},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s1 */
-  {"layernorm", KITE_BF16, 1, 256, 418},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 257, 512, 426},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 513, 1024, 436},  /* layernorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 1025, 2048, 432},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 2049, 4096, 429},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 4097, 8192, 430},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 8193, 16384, 431},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_BF16, 16385, 26624, 494},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 26625, 28672, 496},  /* layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 28673, 32767, 499},  /* layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm", KITE_BF16, 32768, 32768, 511},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_BF16, 32769, 40960, 560},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_BF16, 40961, 59392, 497},  /* layernorm_bf16_reg_t512_r1_n8_v16_c0_p1_x2 */
-  {"layernorm", KITE_BF16, 59393, 65536, 529},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_BF16, 65537, 88751, 560},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_BF16, 88752, 101069, 532},  /* layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x8 */
-  {"layernorm", KITE_BF16, 101070, 131071, 515},  /* layernorm_bf16_reg_t512_r1_n8_v16_c0_p1_x4 */
-  {"layernorm", KITE_BF16, 131072, 131072, 547},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_BF16, 131073, 155648, 560},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_BF16, 155649, 237568, 533},  /* layernorm_bf16_reg_t512_r1_n8_v16_c0_p1_x8 */
-  {"layernorm", KITE_BF16, 237569, 262144, 549},  /* layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x16 */
-  {"layernorm", KITE_BF16, 262145, 1073741824, 560},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 1, 256, 443},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F16, 257, 512, 451},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F16, 513, 980, 459},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 981, 1024, 461},  /* layernorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 1025, 2048, 457},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 2049, 4096, 454},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 4097, 8192, 455},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 8193, 16384, 456},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F16, 16385, 28773, 502},  /* layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x2 */
-  {"layernorm", KITE_F16, 28774, 30720, 505},  /* layernorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm", KITE_F16, 30721, 32768, 518},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F16, 32769, 40960, 561},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 40961, 59392, 503},  /* layernorm_f16_reg_t512_r1_n8_v16_c0_p1_x2 */
-  {"layernorm", KITE_F16, 59393, 65536, 536},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F16, 65537, 84989, 561},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 84990, 131071, 521},  /* layernorm_f16_reg_t512_r1_n8_v16_c0_p1_x4 */
-  {"layernorm", KITE_F16, 131072, 131072, 537},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F16, 131073, 155648, 561},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F16, 155649, 240386, 539},  /* layernorm_f16_reg_t512_r1_n8_v16_c0_p1_x8 */
-  {"layernorm", KITE_F16, 240387, 262144, 554},  /* layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x16 */
-  {"layernorm", KITE_F16, 262145, 1073741824, 561},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 1, 128, 468},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm", KITE_F32, 129, 256, 476},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm", KITE_F32, 257, 430, 484},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 431, 512, 486},  /* layernorm_f32_reg_t32_r8_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 513, 1024, 482},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 1025, 2047, 479},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 2048, 2048, 483},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 2049, 4096, 480},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 4097, 5086, 481},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 5087, 5120, 565},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 5121, 8192, 481},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"layernorm", KITE_F32, 8193, 9216, 565},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"layernorm", KITE_F32, 9217, 12288, 562},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 12289, 16383, 524},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm", KITE_F32, 16384, 24576, 562},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 24577, 26385, 510},  /* layernorm_f32_reg_t512_r1_n8_v16_c0_p1_x2 */
-  {"layernorm", KITE_F32, 26386, 32768, 542},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm", KITE_F32, 32769, 40960, 562},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 40961, 61440, 545},  /* layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x8 */
-  {"layernorm", KITE_F32, 61441, 65536, 557},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 65537, 69632, 562},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm", KITE_F32, 69633, 131072, 559},  /* layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x16 */
-  {"layernorm", KITE_F32, 131073, 1073741824, 562},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"layernorm_bwd", KITE_BF16, 1, 205, 566},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 206, 256, 577},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 257, 512, 573},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 513, 1024, 571},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1025, 1327, 568},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1328, 1447, 572},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1448, 1648, 580},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 1649, 2048, 572},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 2049, 2542, 569},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 2543, 3755, 578},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 3756, 4096, 569},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 579},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 614},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 617},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_BF16, 32769, 59392, 634},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 59393, 65536, 627},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 637},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 647},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 576},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 214, 582},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 215, 256, 593},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 589},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1024, 587},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1025, 1327, 584},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1328, 1447, 588},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1448, 1648, 596},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 1649, 2048, 588},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 2049, 2542, 585},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 2543, 3755, 594},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 3756, 4096, 585},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 595},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 618},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 621},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_F16, 32769, 50534, 638},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 50535, 65536, 631},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 641},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 651},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 592},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 82, 598},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 83, 128, 599},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 188, 605},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 189, 256, 607},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 361, 603},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 362, 512, 606},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 860, 600},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 861, 1024, 604},  /* layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 1271, 610},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 1272, 2048, 601},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 611},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 622},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 14336, 632},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 14337, 16384, 623},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 16385, 30047, 642},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 30048, 32768, 633},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 32769, 65536, 652},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 131072, 653},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 608},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 139, 659},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 140, 214, 657},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 215, 256, 658},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 449, 666},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 450, 512, 668},  /* rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 938, 679},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 939, 1024, 667},  /* rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 1511, 677},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1512, 1648, 680},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1649, 1877, 677},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1878, 1960, 660},  /* rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1961, 2048, 665},  /* rmsnorm_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 3840, 674},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 3841, 4096, 661},  /* rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 8192, 675},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 16384, 676},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 24576, 820},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 24577, 25267, 777},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm", KITE_BF16, 25268, 32767, 786},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm", KITE_BF16, 32768, 49152, 815},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 49153, 65536, 796},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 65537, 74631, 815},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 74632, 81920, 820},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 81921, 105544, 804},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 105545, 131072, 797},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 139264, 820},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 139265, 262144, 807},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 820},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 151, 698},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 152, 214, 696},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 215, 256, 697},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 449, 705},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 450, 512, 707},  /* rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 938, 718},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 939, 1024, 706},  /* rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1535, 716},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1536, 1648, 719},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1649, 1792, 716},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1793, 2047, 699},  /* rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2048, 2048, 704},  /* rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 3840, 713},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 3841, 4096, 700},  /* rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 8192, 714},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 16384, 715},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 23169, 821},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 23170, 24576, 817},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 24577, 25267, 781},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm", KITE_F16, 25268, 32767, 790},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm", KITE_F16, 32768, 49152, 817},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 49153, 65536, 800},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 65537, 73728, 817},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 73729, 81920, 821},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 81921, 102400, 808},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 102401, 131072, 801},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 131073, 139264, 821},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 139265, 262144, 811},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 821},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 128, 735},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 255, 744},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 256, 346, 759},  /* rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 347, 449, 757},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 450, 489, 742},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 490, 511, 755},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 512, 980, 758},  /* rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 981, 1023, 743},  /* rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1024, 1511, 756},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1512, 2048, 739},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 4096, 753},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 8192, 754},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9216, 825},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9217, 12288, 822},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 12289, 15360, 792},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 15361, 16383, 822},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 16384, 24576, 819},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 24577, 32767, 802},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 32768, 40692, 819},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 40693, 40960, 822},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 40961, 65536, 812},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 65537, 73728, 822},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 73729, 131072, 813},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 822},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 256, 826},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 512, 836},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 608, 832},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 609, 1024, 835},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 1327, 828},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1328, 2048, 833},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 829},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 830},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 10172, 841},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_BF16, 10173, 15023, 882},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 15024, 16384, 831},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 25600, 883},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 25601, 32767, 892},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32768, 32768, 890},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 59392, 902},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 59393, 65536, 900},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 903},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 913},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 837},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 256, 845},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 512, 854},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 608, 850},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 609, 1024, 853},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 1165, 846},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1166, 2048, 851},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 847},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 4276, 858},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 4277, 8192, 848},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 10623, 859},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 10624, 15023, 886},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 15024, 16384, 849},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 27553, 887},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 27554, 32768, 896},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 57344, 906},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 57345, 65536, 904},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 907},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 917},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 855},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 128, 862},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 145, 870},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 146, 256, 872},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 449, 868},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 450, 512, 871},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 860, 864},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 861, 1024, 869},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 865},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 2304, 876},  /* rmsnorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 2305, 4096, 866},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 5792, 877},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 5793, 8192, 867},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 14848, 898},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 14849, 16384, 889},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 29696, 908},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 29697, 32768, 899},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 65535, 918},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 65536, 65536, 909},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 919},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 873},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 234, 962},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 235, 256, 963},  /* softmax_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 511, 970},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 512, 980, 984},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 981, 1024, 971},  /* softmax_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1511, 982},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1512, 1960, 965},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1961, 2048, 969},  /* softmax_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 3024, 978},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3025, 3921, 983},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3922, 4096, 966},  /* softmax_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 7936, 979},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 7937, 8192, 967},  /* softmax_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 10623, 996},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 10624, 16383, 980},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16384, 16384, 1128},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 16385, 24195, 997},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 24196, 32768, 1128},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 1130},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 1128},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 63488, 1086},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_BF16, 63489, 81920, 1128},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 81921, 114688, 1109},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 114689, 131072, 1120},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 131073, 147456, 1128},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 147457, 237568, 1121},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 237569, 262144, 1110},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 262145, 1073741824, 1128},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 224, 1002},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 225, 256, 1003},  /* softmax_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 511, 1010},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 512, 938, 1024},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 939, 1023, 1008},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1024, 1024, 1011},  /* softmax_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1511, 1022},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1512, 1960, 1005},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1961, 2048, 1009},  /* softmax_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3024, 1018},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3025, 3840, 1023},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3841, 4096, 1006},  /* softmax_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 8191, 1019},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8192, 8192, 1007},  /* softmax_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 10752, 1036},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 10753, 16383, 1020},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16384, 16384, 1131},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 16385, 24195, 1037},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 24196, 32768, 1131},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 1133},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 1131},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 63488, 1091},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_F16, 63489, 81920, 1131},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 81921, 105544, 1114},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 105545, 131072, 1124},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 131073, 147456, 1131},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 147457, 240386, 1125},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 240387, 262144, 1115},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 262145, 1073741824, 1131},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 116, 1042},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 117, 128, 1043},  /* softmax_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 214, 1052},  /* softmax_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 215, 244, 1050},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 245, 489, 1048},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 490, 511, 1051},  /* softmax_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 512, 980, 1045},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 981, 1023, 1049},  /* softmax_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1024, 1386, 1063},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1387, 1960, 1046},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1961, 3921, 1059},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 3922, 4096, 1047},  /* softmax_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 4352, 1079},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F32, 4353, 4864, 1076},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 4865, 8192, 1060},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 11776, 1077},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 11777, 16384, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 1136},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 27553, 1105},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 27554, 28672, 1136},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 29696, 1105},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 29697, 32768, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 32769, 36864, 1136},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 36865, 40960, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 40961, 65536, 1117},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 65537, 73728, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 73729, 131072, 1127},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131073, 1073741824, 1134},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 244, 1140},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 245, 256, 1141},  /* softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 449, 1148},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 450, 512, 1150},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 938, 1146},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 939, 1024, 1149},  /* softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 1792, 1142},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1793, 2048, 1147},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 1143},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 4276, 1154},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 4277, 8192, 1144},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 11093, 1155},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 11094, 12097, 1145},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 12098, 14848, 1151},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 14849, 16384, 1145},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16385, 19456, 1151},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 19457, 27553, 1204},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_BF16, 27554, 32768, 1206},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_BF16, 32769, 65536, 1214},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 65537, 110217, 1215},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 110218, 118784, 1224},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 118785, 131072, 1217},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 131073, 262143, 1227},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 262144, 262144, 1225},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1151},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 244, 1158},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 245, 256, 1159},  /* softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 512, 1166},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 938, 1164},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 939, 1024, 1167},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 1536, 1160},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1537, 2048, 1165},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 1161},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 4276, 1172},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 4277, 8192, 1162},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 10623, 1173},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 10624, 12097, 1163},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 12098, 14848, 1169},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 14849, 16384, 1163},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 16385, 19456, 1169},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 19457, 27553, 1208},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F16, 27554, 32768, 1210},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 32769, 51200, 1209},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F16, 51201, 63488, 1218},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 63489, 65536, 1220},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 65537, 110217, 1219},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 110218, 120193, 1228},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F16, 120194, 131072, 1221},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 131073, 262144, 1231},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1169},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 111, 1176},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 112, 127, 1177},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 128, 139, 1184},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 140, 255, 1186},  /* softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 256, 394, 1182},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 395, 511, 1185},  /* softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 512, 1023, 1178},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1024, 1024, 1236},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 1179},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 2138, 1190},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 2139, 4095, 1180},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4096, 4096, 1187},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 5792, 1191},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 5793, 6048, 1181},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 6049, 7168, 1187},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 7169, 8192, 1181},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 8193, 10172, 1187},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 10173, 16384, 1203},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 16385, 32768, 1213},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 32769, 65536, 1223},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 65537, 131072, 1233},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1187},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 513, 1024, 28},  /* cross_entropy_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 1025, 1536, 19},  /* cross_entropy_bf16_reg_t64_r2_n3_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 1537, 2048, 26},  /* cross_entropy_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 2049, 3072, 16},  /* cross_entropy_bf16_reg_t128_r1_n3_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 3073, 4096, 22},  /* cross_entropy_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 4097, 6144, 17},  /* cross_entropy_bf16_reg_t256_r1_n3_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 6145, 8192, 23},  /* cross_entropy_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 8193, 12288, 18},  /* cross_entropy_bf16_reg_t512_r1_n3_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 12289, 16384, 41},  /* cross_entropy_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 16385, 17866, 187},  /* cross_entropy_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_BF16, 17867, 24576, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 24577, 30720, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 30721, 110217, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 110218, 114688, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 114689, 122880, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 122881, 131072, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 131073, 139264, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 139265, 147456, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 147457, 155648, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 155649, 163840, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 163841, 172032, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 172033, 180224, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 180225, 188416, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 188417, 196608, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 196609, 204800, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 204801, 212992, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 212993, 221184, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 221185, 229376, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 229377, 237568, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 237569, 245760, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 245761, 253952, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 253953, 262144, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 262145, 270336, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 270337, 278528, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 278529, 307200, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 307201, 311296, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 311297, 319488, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 319489, 327680, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 327681, 339958, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 339959, 344064, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 344065, 355009, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 355010, 360448, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 360449, 368640, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 368641, 376832, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 376833, 387140, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 387141, 393216, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 393217, 404280, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 404281, 409600, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 409601, 422179, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 422180, 425984, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 425985, 440871, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 440872, 442368, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 442369, 502059, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 502060, 507904, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_BF16, 507905, 524287, 45},  /* cross_entropy_bf16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_BF16, 524288, 1073741824, 31},  /* cross_entropy_bf16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 1, 256, 47},  /* cross_entropy_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 257, 512, 55},  /* cross_entropy_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 513, 1024, 75},  /* cross_entropy_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 1025, 1536, 66},  /* cross_entropy_f16_reg_t64_r2_n3_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 1537, 2048, 73},  /* cross_entropy_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 2049, 3072, 63},  /* cross_entropy_f16_reg_t128_r1_n3_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 3073, 4096, 69},  /* cross_entropy_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 4097, 6144, 64},  /* cross_entropy_f16_reg_t256_r1_n3_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 6145, 8192, 70},  /* cross_entropy_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 8193, 12288, 65},  /* cross_entropy_f16_reg_t512_r1_n3_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 12289, 16384, 88},  /* cross_entropy_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 16385, 17408, 188},  /* cross_entropy_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F16, 17409, 24576, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 24577, 30720, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 30721, 110217, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 110218, 114688, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 114689, 122880, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 122881, 131072, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 131073, 139264, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 139265, 147456, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 147457, 155648, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 155649, 163840, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 163841, 172032, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 172033, 180224, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 180225, 188416, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 188417, 196608, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 196609, 204800, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 204801, 212992, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 212993, 221184, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 221185, 229376, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 229377, 237568, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 237569, 245760, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 245761, 253952, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 253953, 262144, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 262145, 270336, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 270337, 278528, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 278529, 307200, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 307201, 311296, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 311297, 319488, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 319489, 327680, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 327681, 339958, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 339959, 344064, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 344065, 355009, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 355010, 360448, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 360449, 368640, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 368641, 376832, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 376833, 387140, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 387141, 393216, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 393217, 404280, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 404281, 409600, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 409601, 422179, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 422180, 425984, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F16, 425985, 440871, 92},  /* cross_entropy_f16_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F16, 440872, 1073741824, 78},  /* cross_entropy_f16_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 1, 128, 94},  /* cross_entropy_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 129, 224, 102},  /* cross_entropy_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 225, 256, 104},  /* cross_entropy_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 257, 511, 122},  /* cross_entropy_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 512, 512, 103},  /* cross_entropy_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 513, 1024, 120},  /* cross_entropy_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 1025, 2048, 116},  /* cross_entropy_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 2049, 4096, 117},  /* cross_entropy_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 4097, 5120, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 5121, 5792, 135},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 5793, 6144, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 6145, 7424, 135},  /* cross_entropy_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 7425, 8192, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 8193, 11264, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 11265, 12288, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 12289, 12800, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 12801, 13312, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 13313, 16384, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 16385, 19456, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 19457, 20480, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 20481, 22528, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 22529, 24576, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 24577, 26624, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 26625, 28672, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 28673, 30720, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 30721, 31378, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 31379, 31744, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 31745, 32768, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 32769, 34816, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 34817, 36864, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 36865, 38912, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 38913, 40960, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 40961, 45056, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 45057, 49152, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 49153, 53248, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 53249, 57344, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 57345, 61440, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 61441, 65536, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 65537, 68437, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 68438, 69632, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 69633, 73728, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 73729, 77824, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 77825, 81920, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 81921, 84989, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 84990, 86016, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 86017, 90112, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 90113, 92681, 189},  /* cross_entropy_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy", KITE_F32, 92682, 94208, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 94209, 98304, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 98305, 102400, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 102401, 106496, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 106497, 110592, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 110593, 114688, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 114689, 118784, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 118785, 122880, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 122881, 126976, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 126977, 131072, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 131073, 136874, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 136875, 139264, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 139265, 162772, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 162773, 163840, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 163841, 169978, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 169979, 172032, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 172033, 177504, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 177505, 180224, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 180225, 185363, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 185364, 188416, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 188417, 193570, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 193571, 196608, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 196609, 202140, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 202141, 204800, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 204801, 211089, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 211090, 212992, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 212993, 220435, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 220436, 221184, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 221185, 251029, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 251030, 253952, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 253953, 262143, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 262144, 262144, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 262145, 285869, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 285870, 294912, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 294913, 325545, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 325546, 327680, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy", KITE_F32, 327681, 409600, 139},  /* cross_entropy_f32_stream_t512_r1_n2_v16_c0_p2 */
+  {"cross_entropy", KITE_F32, 409601, 1073741824, 125},  /* cross_entropy_f32_loop_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1, 256, 190},  /* cross_entropy_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 257, 469, 198},  /* cross_entropy_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 470, 511, 200},  /* cross_entropy_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 512, 938, 218},  /* cross_entropy_bwd_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 939, 980, 199},  /* cross_entropy_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 981, 1511, 216},  /* cross_entropy_bwd_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1512, 1648, 219},  /* cross_entropy_bwd_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 1649, 2047, 193},  /* cross_entropy_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 2048, 3024, 212},  /* cross_entropy_bwd_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 3025, 3755, 217},  /* cross_entropy_bwd_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 3756, 4096, 194},  /* cross_entropy_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 4097, 8192, 213},  /* cross_entropy_bwd_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 8193, 16384, 214},  /* cross_entropy_bwd_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 16385, 32768, 215},  /* cross_entropy_bwd_bf16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 32769, 40692, 295},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 40693, 49152, 223},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_BF16, 49153, 50534, 295},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 50535, 65536, 223},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_BF16, 65537, 69632, 295},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 69633, 81920, 223},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_BF16, 81921, 84989, 295},  /* cross_entropy_bwd_bf16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_BF16, 84990, 1073741824, 223},  /* cross_entropy_bwd_bf16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F16, 1, 256, 225},  /* cross_entropy_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 257, 430, 233},  /* cross_entropy_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 431, 512, 235},  /* cross_entropy_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 513, 938, 253},  /* cross_entropy_bwd_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 939, 1024, 234},  /* cross_entropy_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1025, 1511, 251},  /* cross_entropy_bwd_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1512, 1648, 254},  /* cross_entropy_bwd_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 1649, 2047, 228},  /* cross_entropy_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2048, 2048, 232},  /* cross_entropy_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 2049, 3024, 247},  /* cross_entropy_bwd_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 3025, 3755, 252},  /* cross_entropy_bwd_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 3756, 4096, 229},  /* cross_entropy_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 4097, 8192, 248},  /* cross_entropy_bwd_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 8193, 16384, 249},  /* cross_entropy_bwd_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 16385, 32768, 250},  /* cross_entropy_bwd_f16_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 32769, 40692, 296},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 40693, 49152, 258},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F16, 49153, 50534, 296},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 50535, 65536, 258},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F16, 65537, 69632, 296},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 69633, 81920, 258},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F16, 81921, 84989, 296},  /* cross_entropy_bwd_f16_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F16, 84990, 1073741824, 258},  /* cross_entropy_bwd_f16_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 1, 127, 260},  /* cross_entropy_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 128, 128, 261},  /* cross_entropy_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 129, 234, 268},  /* cross_entropy_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 235, 255, 270},  /* cross_entropy_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 256, 489, 290},  /* cross_entropy_bwd_f32_reg_t32_r8_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 490, 980, 289},  /* cross_entropy_bwd_f32_reg_t64_r4_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 981, 1386, 287},  /* cross_entropy_bwd_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1387, 1511, 282},  /* cross_entropy_bwd_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 1512, 2047, 264},  /* cross_entropy_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 2048, 3024, 283},  /* cross_entropy_bwd_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 3025, 4096, 265},  /* cross_entropy_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 4097, 8192, 284},  /* cross_entropy_bwd_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 8193, 15872, 285},  /* cross_entropy_bwd_f32_reg_t1024_r1_n4_v16_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 15873, 16384, 293},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 16385, 21504, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 21505, 24576, 292},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s1 */
+  {"cross_entropy_bwd", KITE_F32, 24577, 29696, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 29697, 32768, 293},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 32769, 36864, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 36865, 40960, 293},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 40961, 44375, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 44376, 49152, 293},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 49153, 51200, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 51201, 57344, 293},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 57345, 59392, 297},  /* cross_entropy_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"cross_entropy_bwd", KITE_F32, 59393, 185363, 293},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s2 */
+  {"cross_entropy_bwd", KITE_F32, 185364, 1073741824, 292},  /* cross_entropy_bwd_f32_loop_t512_r1_n4_v16_c0_p1_s1 */
+  {"layernorm", KITE_BF16, 1, 256, 454},  /* layernorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 257, 512, 462},  /* layernorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 513, 723, 476},  /* layernorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 724, 1024, 478},  /* layernorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1025, 1536, 468},  /* layernorm_bf16_reg_t64_r2_n3_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 1537, 2047, 474},  /* layernorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 2048, 2048, 477},  /* layernorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 2049, 3072, 465},  /* layernorm_bf16_reg_t128_r1_n3_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 3073, 4096, 471},  /* layernorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 4097, 6144, 466},  /* layernorm_bf16_reg_t256_r1_n3_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 6145, 8192, 472},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 8193, 12288, 467},  /* layernorm_bf16_reg_t512_r1_n3_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 12289, 16384, 473},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_BF16, 16385, 26112, 548},  /* layernorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm", KITE_BF16, 26113, 28672, 550},  /* layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x2 */
+  {"layernorm", KITE_BF16, 28673, 32767, 553},  /* layernorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm", KITE_BF16, 32768, 32768, 565},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_BF16, 32769, 40960, 614},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 40961, 58368, 551},  /* layernorm_bf16_reg_t512_r1_n8_v16_c0_p1_x2 */
+  {"layernorm", KITE_BF16, 58369, 65536, 583},  /* layernorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_BF16, 65537, 90112, 614},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 90113, 126976, 569},  /* layernorm_bf16_reg_t512_r1_n8_v16_c0_p1_x4 */
+  {"layernorm", KITE_BF16, 126977, 131072, 567},  /* layernorm_bf16_reg_t1024_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_BF16, 131073, 163840, 614},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_BF16, 163841, 237568, 587},  /* layernorm_bf16_reg_t512_r1_n8_v16_c0_p1_x8 */
+  {"layernorm", KITE_BF16, 237569, 262144, 603},  /* layernorm_bf16_reg_t256_r1_n8_v16_c0_p1_x16 */
+  {"layernorm", KITE_BF16, 262145, 1073741824, 614},  /* layernorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 1, 256, 485},  /* layernorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F16, 257, 512, 493},  /* layernorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F16, 513, 1024, 507},  /* layernorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1025, 1536, 499},  /* layernorm_f16_reg_t64_r2_n3_v16_c0_p1 */
+  {"layernorm", KITE_F16, 1537, 2048, 505},  /* layernorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 2049, 3072, 496},  /* layernorm_f16_reg_t128_r1_n3_v16_c0_p1 */
+  {"layernorm", KITE_F16, 3073, 4096, 502},  /* layernorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 4097, 6144, 497},  /* layernorm_f16_reg_t256_r1_n3_v16_c0_p1 */
+  {"layernorm", KITE_F16, 6145, 8192, 503},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 8193, 12288, 498},  /* layernorm_f16_reg_t512_r1_n3_v16_c0_p1 */
+  {"layernorm", KITE_F16, 12289, 16384, 504},  /* layernorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F16, 16385, 29184, 556},  /* layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x2 */
+  {"layernorm", KITE_F16, 29185, 32768, 572},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F16, 32769, 40960, 615},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 40961, 59392, 557},  /* layernorm_f16_reg_t512_r1_n8_v16_c0_p1_x2 */
+  {"layernorm", KITE_F16, 59393, 65536, 590},  /* layernorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F16, 65537, 88751, 615},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 88752, 131072, 575},  /* layernorm_f16_reg_t512_r1_n8_v16_c0_p1_x4 */
+  {"layernorm", KITE_F16, 131073, 155648, 615},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F16, 155649, 245760, 593},  /* layernorm_f16_reg_t512_r1_n8_v16_c0_p1_x8 */
+  {"layernorm", KITE_F16, 245761, 262144, 608},  /* layernorm_f16_reg_t256_r1_n8_v16_c0_p1_x16 */
+  {"layernorm", KITE_F16, 262145, 1073741824, 615},  /* layernorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 1, 128, 516},  /* layernorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm", KITE_F32, 129, 256, 524},  /* layernorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm", KITE_F32, 257, 430, 538},  /* layernorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 431, 512, 540},  /* layernorm_f32_reg_t32_r8_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 513, 1024, 536},  /* layernorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 1025, 2047, 533},  /* layernorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 2048, 2048, 537},  /* layernorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 2049, 4096, 534},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 4097, 5086, 535},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 5087, 5120, 619},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 5121, 8192, 535},  /* layernorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"layernorm", KITE_F32, 8193, 9216, 619},  /* layernorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"layernorm", KITE_F32, 9217, 12288, 616},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 12289, 16383, 578},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm", KITE_F32, 16384, 24576, 616},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 24577, 26385, 564},  /* layernorm_f32_reg_t512_r1_n8_v16_c0_p1_x2 */
+  {"layernorm", KITE_F32, 26386, 32768, 596},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 32769, 40960, 616},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 40961, 61440, 599},  /* layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x8 */
+  {"layernorm", KITE_F32, 61441, 65536, 611},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 65537, 69632, 616},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm", KITE_F32, 69633, 131072, 613},  /* layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x16 */
+  {"layernorm", KITE_F32, 131073, 1073741824, 616},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"layernorm_bwd", KITE_BF16, 1, 205, 620},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 206, 256, 631},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 257, 512, 627},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 513, 1024, 625},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1025, 1327, 622},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1328, 1447, 626},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1448, 1648, 634},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 1649, 2048, 626},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 2049, 2542, 623},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 2543, 3755, 632},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 3756, 4096, 623},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 633},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 668},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 671},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 59392, 688},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 59393, 65536, 681},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 691},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 701},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 630},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 214, 636},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 215, 256, 647},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 643},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1024, 641},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1025, 1327, 638},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1328, 1447, 642},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1448, 1648, 650},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 1649, 2048, 642},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 2049, 2542, 639},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 2543, 3755, 648},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 3756, 4096, 639},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 649},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 672},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 675},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 50534, 692},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 50535, 65536, 685},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 695},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 705},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 646},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 82, 652},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 83, 128, 653},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 188, 659},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 189, 256, 661},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 361, 657},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 362, 512, 660},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 860, 654},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 861, 1024, 658},  /* layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 1271, 664},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 1272, 2048, 655},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 665},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 676},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 14336, 686},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 14337, 16384, 677},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 16385, 30047, 696},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 30048, 32768, 687},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 32769, 65536, 706},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 131072, 707},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 662},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 188, 713},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 189, 256, 711},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 469, 720},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 470, 512, 722},  /* rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 938, 739},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 939, 1023, 721},  /* rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1024, 1511, 731},  /* rmsnorm_bf16_reg_t64_r2_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1512, 1536, 733},  /* rmsnorm_bf16_reg_t64_r4_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1537, 1960, 740},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1961, 2047, 714},  /* rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2895, 728},  /* rmsnorm_bf16_reg_t128_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2896, 3072, 732},  /* rmsnorm_bf16_reg_t128_r2_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 3073, 3840, 738},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 3841, 4096, 715},  /* rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 6144, 729},  /* rmsnorm_bf16_reg_t256_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 6145, 8192, 735},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 8554, 751},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 8555, 12288, 730},  /* rmsnorm_bf16_reg_t512_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 12289, 16384, 736},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 24576, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 24577, 32767, 858},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm", KITE_BF16, 32768, 49152, 887},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 49153, 65536, 868},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 65537, 76800, 887},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 76801, 81920, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 81921, 106496, 876},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 106497, 116736, 878},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_BF16, 116737, 131072, 869},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 139264, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 139265, 262144, 879},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 188, 758},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 189, 256, 756},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 489, 765},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 490, 512, 767},  /* rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 980, 784},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 981, 1023, 766},  /* rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1024, 1447, 776},  /* rmsnorm_f16_reg_t64_r2_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1448, 1536, 778},  /* rmsnorm_f16_reg_t64_r4_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1537, 1960, 785},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2047, 759},  /* rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2048, 2048, 764},  /* rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 3024, 773},  /* rmsnorm_f16_reg_t128_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3025, 3072, 777},  /* rmsnorm_f16_reg_t128_r2_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3073, 3921, 783},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3922, 4096, 760},  /* rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 6144, 774},  /* rmsnorm_f16_reg_t256_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 6145, 8192, 780},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 8554, 796},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 8555, 12288, 775},  /* rmsnorm_f16_reg_t512_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 12289, 16384, 781},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 24576, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 24577, 32767, 862},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm", KITE_F16, 32768, 49152, 889},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 49153, 65536, 872},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 65537, 71467, 889},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 71468, 81920, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 81921, 105544, 880},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 105545, 116736, 873},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 116737, 131072, 882},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_F16, 131073, 139264, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 139265, 262144, 883},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 128, 801},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 255, 810},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 256, 346, 831},  /* rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 347, 449, 829},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 450, 489, 808},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 490, 511, 827},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 512, 980, 830},  /* rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 981, 1023, 809},  /* rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1024, 1511, 828},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1512, 2048, 805},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 4096, 825},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 8192, 826},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9216, 897},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9217, 12288, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 12289, 15360, 864},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 15361, 16383, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 16384, 24576, 891},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 24577, 32767, 874},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 32768, 40692, 891},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 40693, 40960, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 40961, 65536, 884},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 65537, 73728, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 73729, 131072, 885},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 256, 898},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 512, 908},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 608, 904},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 609, 1024, 907},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1327, 900},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1328, 2048, 905},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 901},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 902},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 10172, 913},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_BF16, 10173, 15023, 954},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 15024, 16384, 903},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 25600, 955},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 25601, 32767, 964},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32768, 32768, 962},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 59392, 974},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 59393, 65536, 972},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 975},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 985},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 909},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 256, 917},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 512, 926},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 608, 922},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 609, 1024, 925},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1165, 918},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1166, 2048, 923},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 919},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 4276, 930},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 4277, 8192, 920},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 10623, 931},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 10624, 15023, 958},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 15024, 16384, 921},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 27553, 959},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 27554, 32768, 968},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 57344, 978},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 57345, 65536, 976},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 979},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 989},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 927},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 128, 934},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 145, 942},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 146, 256, 944},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 449, 940},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 450, 512, 943},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 860, 936},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 861, 1024, 941},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 937},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 2304, 948},  /* rmsnorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 2305, 4096, 938},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 5792, 949},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 5793, 8192, 939},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 14848, 970},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 14849, 16384, 961},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 29696, 980},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 29697, 32768, 971},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 65535, 990},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 65536, 65536, 981},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 991},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 945},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 234, 1034},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 235, 256, 1035},  /* softmax_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 511, 1042},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 512, 980, 1062},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 981, 1023, 1043},  /* softmax_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1024, 1511, 1055},  /* softmax_bf16_reg_t64_r4_n3_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1512, 2047, 1037},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2048, 3072, 1054},  /* softmax_bf16_reg_t128_r2_n3_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3073, 3921, 1061},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3922, 4096, 1038},  /* softmax_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 6144, 1051},  /* softmax_bf16_reg_t256_r1_n3_v16_c0_p1 */
+  {"softmax", KITE_BF16, 6145, 7936, 1057},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 7937, 8192, 1039},  /* softmax_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 9728, 1074},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 9729, 12288, 1052},  /* softmax_bf16_reg_t512_r1_n3_v16_c0_p1 */
+  {"softmax", KITE_BF16, 12289, 16383, 1058},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16384, 16384, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 16385, 24195, 1075},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 24196, 32768, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 1220},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 50534, 1196},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_BF16, 50535, 63488, 1176},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_BF16, 63489, 68437, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 68438, 73728, 1220},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 73729, 81920, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 81921, 131072, 1188},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_BF16, 131073, 147456, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 262144, 1200},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 262145, 1073741824, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 234, 1080},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 235, 256, 1081},  /* softmax_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 511, 1088},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 512, 980, 1108},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 981, 1023, 1089},  /* softmax_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1024, 1217, 1099},  /* softmax_f16_reg_t64_r2_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 1218, 1511, 1101},  /* softmax_f16_reg_t64_r4_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 1512, 2047, 1083},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2048, 2048, 1087},  /* softmax_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 2434, 1096},  /* softmax_f16_reg_t128_r1_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 2435, 3071, 1100},  /* softmax_f16_reg_t128_r2_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 3072, 3840, 1107},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3841, 4096, 1084},  /* softmax_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 6143, 1097},  /* softmax_f16_reg_t256_r1_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 6144, 7936, 1103},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 7937, 8192, 1085},  /* softmax_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 10172, 1120},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 10173, 12288, 1098},  /* softmax_f16_reg_t512_r1_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 12289, 16383, 1104},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16384, 16384, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 16385, 24195, 1121},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 24196, 32768, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 1223},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 51200, 1190},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F16, 51201, 64512, 1181},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_F16, 64513, 81920, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 81921, 131072, 1193},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_F16, 131073, 147456, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 262144, 1205},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 262145, 1073741824, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 116, 1126},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 117, 128, 1127},  /* softmax_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 214, 1136},  /* softmax_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 215, 244, 1134},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 245, 489, 1132},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 490, 511, 1135},  /* softmax_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 512, 980, 1129},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 981, 1023, 1133},  /* softmax_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1024, 1386, 1153},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1387, 1960, 1130},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1961, 3921, 1149},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 3922, 4096, 1131},  /* softmax_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 4352, 1169},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F32, 4353, 4864, 1166},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 4865, 8192, 1150},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 11776, 1167},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 11777, 16384, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 1226},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 27553, 1195},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 27554, 28672, 1226},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 29696, 1195},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 29697, 32768, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 32769, 36864, 1226},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 36865, 40960, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 40961, 65536, 1207},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 65537, 73728, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 73729, 131072, 1217},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131073, 1073741824, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 244, 1230},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 245, 256, 1231},  /* softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 449, 1238},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 450, 512, 1240},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 938, 1236},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 939, 1024, 1239},  /* softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 1792, 1232},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1793, 2048, 1237},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 1233},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 4276, 1244},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 4277, 8192, 1234},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 11093, 1245},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 11094, 12097, 1235},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 12098, 14848, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 14849, 16384, 1235},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16385, 19456, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 19457, 27553, 1294},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_BF16, 27554, 32768, 1296},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_BF16, 32769, 65536, 1304},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 65537, 110217, 1305},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 110218, 118784, 1314},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 118785, 131072, 1307},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 131073, 262143, 1317},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 262144, 262144, 1315},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 244, 1248},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 245, 256, 1249},  /* softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 1256},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 938, 1254},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 939, 1024, 1257},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 1536, 1250},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1537, 2048, 1255},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 1251},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 4276, 1262},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 4277, 8192, 1252},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 10623, 1263},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 10624, 12097, 1253},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 12098, 14848, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 14849, 16384, 1253},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 16385, 19456, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 19457, 27553, 1298},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 27554, 32768, 1300},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 32769, 51200, 1299},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 51201, 63488, 1308},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 63489, 65536, 1310},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 65537, 110217, 1309},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 110218, 120193, 1318},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 120194, 131072, 1311},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 131073, 262144, 1321},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 111, 1266},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 112, 127, 1267},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 128, 139, 1274},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 140, 255, 1276},  /* softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 256, 394, 1272},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 395, 511, 1275},  /* softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 512, 1023, 1268},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1024, 1024, 1326},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 1269},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 2138, 1280},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 2139, 4095, 1270},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4096, 4096, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 5792, 1281},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 5793, 6048, 1271},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 6049, 7168, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 7169, 8192, 1271},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 8193, 10172, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 10173, 16384, 1293},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 16385, 32768, 1303},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 32769, 65536, 1313},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 65537, 131072, 1323},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 
 /* gpu, rules, models, spans: the runtime takes the first set whose gpu the device's name
    holds (case aside), else the first (runtime/kite_dispatch.c) */
 const struct kite_gpu_table kite_gpu_tables[] = {
   {"h200", kite_rules_0, 665, kite_gemm_models_0, 19, kite_row_spans_0, 535},
-  {"h100", kite_rules_1, 665, kite_gemm_models_1, 19, kite_row_spans_1, 688},
+  {"h100", kite_rules_1, 665, kite_gemm_models_1, 19, kite_row_spans_1, 705},
 };
 const int32_t kite_gpu_tables_len = 2;
