@@ -631,6 +631,12 @@ cudaError_t kite_v_layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1(const void *args,
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_bf16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -647,6 +653,12 @@ cudaError_t kite_v_layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1(const void *args, 
 cudaError_t kite_v_layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f16_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -663,6 +675,12 @@ cudaError_t kite_v_layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1(const void *args, 
 cudaError_t kite_v_layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t128_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t256_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t512_r1_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t64_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t128_r2_n3_v16_c0_p1(const void *args, cudaStream_t stream);
+cudaError_t kite_v_layernorm_bwd_f32_reg_t64_r4_n3_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_bulk_t32_r8_n1_v16_c0_p2(const void *args, cudaStream_t stream);
 cudaError_t kite_v_layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2(const void *args, cudaStream_t stream);
@@ -1960,6 +1978,12 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1},
   {"layernorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1},
   {"layernorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1},
+  {"layernorm_bwd_bf16_reg_t128_r1_n3_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t128_r1_n3_v16_c0_p1},
+  {"layernorm_bwd_bf16_reg_t256_r1_n3_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t256_r1_n3_v16_c0_p1},
+  {"layernorm_bwd_bf16_reg_t512_r1_n3_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t512_r1_n3_v16_c0_p1},
+  {"layernorm_bwd_bf16_reg_t64_r2_n3_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t64_r2_n3_v16_c0_p1},
+  {"layernorm_bwd_bf16_reg_t128_r2_n3_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t128_r2_n3_v16_c0_p1},
+  {"layernorm_bwd_bf16_reg_t64_r4_n3_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_reg_t64_r4_n3_v16_c0_p1},
   {"layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1},
   {"layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2},
   {"layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2", "layernorm_bwd", KITE_BF16, KITE_BF16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2},
@@ -1976,6 +2000,12 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 512, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1},
   {"layernorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 1024, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1},
   {"layernorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 512, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1},
+  {"layernorm_bwd_f16_reg_t128_r1_n3_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t128_r1_n3_v16_c0_p1},
+  {"layernorm_bwd_f16_reg_t256_r1_n3_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t256_r1_n3_v16_c0_p1},
+  {"layernorm_bwd_f16_reg_t512_r1_n3_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 12288, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t512_r1_n3_v16_c0_p1},
+  {"layernorm_bwd_f16_reg_t64_r2_n3_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t64_r2_n3_v16_c0_p1},
+  {"layernorm_bwd_f16_reg_t128_r2_n3_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t128_r2_n3_v16_c0_p1},
+  {"layernorm_bwd_f16_reg_t64_r4_n3_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_reg_t64_r4_n3_v16_c0_p1},
   {"layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1", "layernorm_bwd", KITE_F16, KITE_F16, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1},
   {"layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2", "layernorm_bwd", KITE_F16, KITE_F16, 1, 256, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2},
   {"layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2", "layernorm_bwd", KITE_F16, KITE_F16, 1, 4096, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2},
@@ -1992,6 +2022,12 @@ const struct kite_variant kite_variants[] = {
   {"layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 256, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1},
   {"layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 512, 16, 1, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1},
   {"layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 256, 16, 0, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1},
+  {"layernorm_bwd_f32_reg_t128_r1_n3_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t128_r1_n3_v16_c0_p1},
+  {"layernorm_bwd_f32_reg_t256_r1_n3_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 3072, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t256_r1_n3_v16_c0_p1},
+  {"layernorm_bwd_f32_reg_t512_r1_n3_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 6144, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t512_r1_n3_v16_c0_p1},
+  {"layernorm_bwd_f32_reg_t64_r2_n3_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t64_r2_n3_v16_c0_p1},
+  {"layernorm_bwd_f32_reg_t128_r2_n3_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 1536, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t128_r2_n3_v16_c0_p1},
+  {"layernorm_bwd_f32_reg_t64_r4_n3_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 768, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_reg_t64_r4_n3_v16_c0_p1},
   {"layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1", "layernorm_bwd", KITE_F32, KITE_F32, 1, 1073741824, 16, 2, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1},
   {"layernorm_bwd_f32_bulk_t32_r8_n1_v16_c0_p2", "layernorm_bwd", KITE_F32, KITE_F32, 1, 128, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_bulk_t32_r8_n1_v16_c0_p2},
   {"layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2", "layernorm_bwd", KITE_F32, KITE_F32, 1, 2048, 16, 6, 0, 0, 1000, 0, kite_v_layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2},
@@ -2658,75 +2694,75 @@ const struct kite_variant kite_variants[] = {
   {"softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F16, KITE_F16, 1, 1073741824, 2, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f16_loop_t256_r1_n4_e1_c0_p1},
   {"softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1", "softmax_bwd", KITE_F32, KITE_F32, 1, 1073741824, 4, 5, 0, 0, 1000, 0, kite_v_softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1},
 };
-const int32_t kite_variants_len = 1327;
+const int32_t kite_variants_len = 1345;
 
 /* ---- set 0: the measured dispatch of GPU h200 ---- */
 
 /* op, dtype, dtype_out, m, n, k, log2 m, n, k, variant, time_us */
 static const struct kite_rule kite_rules_0[] = {
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1034, 203.488f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1034, 106.512f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1034, 69.600f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1042, 67.728f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1040, 67.472f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1060, 70.176f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1037, 67.584f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1056, 68.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1061, 68.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1057, 74.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1057, 68.464f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1074, 81.264f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1058, 74.032f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1080, 200.688f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1080, 105.504f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1080, 69.440f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1088, 67.936f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1086, 67.552f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1106, 70.000f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1083, 67.664f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1102, 67.968f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1107, 68.416f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1103, 73.728f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1103, 68.624f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1120, 81.024f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1104, 73.872f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1126, 179.472f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1126, 130.128f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1154, 129.536f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1132, 129.712f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1129, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1153, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1130, 129.552f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1149, 130.048f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1149, 133.248f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1166, 147.920f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1150, 134.624f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1226, 147.360f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1224, 138.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1175, 80.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1184, 75.760f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1218, 78.080f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1198, 77.232f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1218, 131.376f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1199, 153.424f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1218, 285.920f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1211, 322.016f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1223, 79.616f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1189, 75.744f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1221, 77.776f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1203, 77.088f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1221, 131.328f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1204, 153.856f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1221, 286.448f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1215, 316.144f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1224, 137.184f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1224, 142.416f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1216, 161.472f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1216, 149.168f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1217, 273.280f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1217, 324.832f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1224, 579.008f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1224, 782.624f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1052, 203.488f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1052, 106.512f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1052, 69.600f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1060, 67.728f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1058, 67.472f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1078, 70.176f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1055, 67.584f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1074, 68.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1079, 68.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1075, 74.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1075, 68.464f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1092, 81.264f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1076, 74.032f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1098, 200.688f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1098, 105.504f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1098, 69.440f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1106, 67.936f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1104, 67.552f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1124, 70.000f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1101, 67.664f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1120, 67.968f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1125, 68.416f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1121, 73.728f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1121, 68.624f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1138, 81.024f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1122, 73.872f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1144, 179.472f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1144, 130.128f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1172, 129.536f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1150, 129.712f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1147, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1171, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1148, 129.552f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1167, 130.048f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1167, 133.248f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1184, 147.920f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1168, 134.624f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1244, 147.360f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1242, 138.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1193, 80.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1202, 75.760f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1236, 78.080f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1216, 77.232f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1236, 131.376f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1217, 153.424f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1236, 285.920f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1229, 322.016f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1241, 79.616f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1207, 75.744f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1239, 77.776f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1221, 77.088f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1239, 131.328f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1222, 153.856f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1239, 286.448f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1233, 316.144f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1242, 137.184f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1242, 142.416f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1234, 161.472f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1234, 149.168f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1235, 273.280f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1235, 324.832f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1242, 579.008f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1242, 782.624f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1, 285.024f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1, 144.848f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1, 75.008f},
@@ -3014,195 +3050,195 @@ static const struct kite_rule kite_rules_0[] = {
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 294, 266.544f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 294, 396.960f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 294, 526.864f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 899, 436.784f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 899, 224.016f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 898, 119.152f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 906, 106.912f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 904, 107.392f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 900, 127.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 905, 110.016f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 901, 133.680f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 901, 119.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 902, 145.248f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 902, 131.040f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 913, 163.536f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 913, 142.528f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 917, 414.448f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 917, 214.176f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 916, 119.056f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 924, 106.928f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 922, 108.464f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 918, 128.512f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 923, 110.224f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 919, 134.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 919, 119.904f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 930, 144.144f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 920, 130.112f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 931, 157.536f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 931, 139.984f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 934, 310.016f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 935, 217.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 944, 209.152f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 940, 206.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 936, 208.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 937, 208.752f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 937, 208.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 938, 222.704f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 938, 200.928f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 949, 221.408f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 939, 214.240f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 970, 285.584f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 970, 248.752f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 955, 160.048f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 964, 136.112f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 974, 166.928f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 974, 138.304f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 975, 251.200f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 975, 265.104f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 985, 523.952f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 985, 548.656f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 959, 157.824f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 959, 135.056f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 978, 171.632f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 978, 140.976f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 979, 252.048f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 979, 263.392f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 989, 515.200f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 989, 527.872f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 980, 241.536f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 980, 208.656f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 990, 261.648f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 990, 221.824f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 991, 468.480f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 991, 555.696f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 945, 1425.728f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 945, 1892.128f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1230, 304.624f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1230, 159.008f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1230, 97.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1238, 95.792f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1236, 95.712f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1232, 101.296f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1232, 95.760f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1233, 104.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1233, 95.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1234, 108.544f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1234, 97.888f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1286, 106.800f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1284, 102.192f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1241, 108.448f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1285, 101.984f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1306, 117.664f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1297, 101.840f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1307, 175.776f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1316, 197.872f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1317, 381.104f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1317, 423.536f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1248, 298.704f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1248, 156.784f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1248, 97.888f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1256, 95.872f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1254, 95.728f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1250, 101.232f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1250, 95.744f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1251, 104.224f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1251, 95.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1252, 108.640f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1252, 97.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1290, 105.024f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1288, 102.000f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1291, 104.448f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1289, 101.600f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1301, 113.856f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1301, 103.184f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1311, 168.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1320, 197.360f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1321, 355.424f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1321, 420.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1266, 210.048f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1267, 187.648f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1274, 188.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1272, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1268, 187.824f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1269, 186.208f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1269, 188.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1326, 204.880f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1270, 187.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1277, 213.456f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1271, 208.832f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1302, 198.480f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1293, 194.992f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1312, 199.376f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1303, 201.536f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1322, 202.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1313, 200.192f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1323, 362.768f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1323, 438.912f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1277, 957.136f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1277, 1262.608f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 713, 206.464f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 713, 105.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 711, 70.064f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 720, 68.512f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 741, 69.552f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 737, 69.088f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 740, 69.808f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 734, 70.224f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 734, 69.664f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 735, 73.184f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 735, 69.360f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 846, 72.992f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 736, 72.128f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 847, 73.920f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 856, 73.616f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 868, 76.384f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 866, 73.536f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 869, 113.120f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 867, 143.840f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 879, 229.232f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 877, 297.200f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 758, 203.248f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 758, 103.424f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 756, 70.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 765, 68.352f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 786, 69.872f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 782, 68.688f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 785, 69.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 779, 68.496f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 783, 69.936f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 780, 72.272f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 780, 69.440f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 850, 72.176f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 781, 71.328f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 851, 73.408f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 860, 73.632f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 870, 76.032f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 870, 73.584f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 873, 112.160f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 871, 144.640f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 883, 223.232f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 881, 291.792f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 803, 178.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 801, 130.080f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 810, 129.840f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 808, 129.552f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 804, 129.600f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 824, 130.432f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 805, 130.096f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 825, 132.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 825, 132.976f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 826, 141.408f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 826, 132.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 864, 139.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 864, 148.336f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 874, 140.608f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 874, 144.496f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 875, 142.032f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 875, 142.368f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 885, 219.376f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 885, 287.296f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 894, 603.232f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 894, 786.864f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 917, 436.784f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 917, 224.016f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 916, 119.152f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 924, 106.912f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 922, 107.392f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 918, 127.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 923, 110.016f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 919, 133.680f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 919, 119.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 920, 145.248f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 920, 131.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 931, 163.536f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 931, 142.528f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 935, 414.448f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 935, 214.176f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 934, 119.056f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 942, 106.928f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 940, 108.464f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 936, 128.512f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 941, 110.224f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 937, 134.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 937, 119.904f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 948, 144.144f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 938, 130.112f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 949, 157.536f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 949, 139.984f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 952, 310.016f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 953, 217.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 962, 209.152f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 958, 206.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 954, 208.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 955, 208.752f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 955, 208.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 956, 222.704f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 956, 200.928f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 967, 221.408f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 957, 214.240f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 988, 285.584f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 988, 248.752f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 973, 160.048f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 982, 136.112f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 992, 166.928f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 992, 138.304f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 993, 251.200f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 993, 265.104f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1003, 523.952f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1003, 548.656f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 977, 157.824f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 977, 135.056f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 996, 171.632f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 996, 140.976f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 997, 252.048f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 997, 263.392f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1007, 515.200f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1007, 527.872f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 998, 241.536f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 998, 208.656f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1008, 261.648f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1008, 221.824f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1009, 468.480f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1009, 555.696f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 963, 1425.728f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 963, 1892.128f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1248, 304.624f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1248, 159.008f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1248, 97.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1256, 95.792f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1254, 95.712f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1250, 101.296f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1250, 95.760f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1251, 104.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1251, 95.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1252, 108.544f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1252, 97.888f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1304, 106.800f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1302, 102.192f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1259, 108.448f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1303, 101.984f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1324, 117.664f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1315, 101.840f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1325, 175.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1334, 197.872f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1335, 381.104f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1335, 423.536f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1266, 298.704f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1266, 156.784f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1266, 97.888f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1274, 95.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1272, 95.728f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1268, 101.232f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1268, 95.744f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1269, 104.224f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1269, 95.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1270, 108.640f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1270, 97.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1308, 105.024f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1306, 102.000f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1309, 104.448f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1307, 101.600f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1319, 113.856f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1319, 103.184f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1329, 168.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1338, 197.360f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1339, 355.424f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1339, 420.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1284, 210.048f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1285, 187.648f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1292, 188.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1290, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1286, 187.824f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1287, 186.208f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1287, 188.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1344, 204.880f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1288, 187.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1295, 213.456f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1289, 208.832f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1320, 198.480f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1311, 194.992f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1330, 199.376f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1321, 201.536f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1340, 202.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1331, 200.192f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1341, 362.768f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1341, 438.912f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1295, 957.136f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1295, 1262.608f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 731, 206.464f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 731, 105.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 729, 70.064f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 738, 68.512f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 759, 69.552f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 755, 69.088f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 758, 69.808f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 752, 70.224f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 752, 69.664f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 753, 73.184f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 753, 69.360f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 864, 72.992f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 754, 72.128f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 865, 73.920f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 874, 73.616f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 886, 76.384f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 884, 73.536f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 887, 113.120f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 885, 143.840f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 897, 229.232f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 895, 297.200f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 776, 203.248f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 776, 103.424f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 774, 70.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 783, 68.352f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 804, 69.872f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 800, 68.688f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 803, 69.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 797, 68.496f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 801, 69.936f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 798, 72.272f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 798, 69.440f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 868, 72.176f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 799, 71.328f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 869, 73.408f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 878, 73.632f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 888, 76.032f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 888, 73.584f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 891, 112.160f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 889, 144.640f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 901, 223.232f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 899, 291.792f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 821, 178.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 819, 130.080f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 828, 129.840f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 826, 129.552f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 822, 129.600f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 842, 130.432f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 823, 130.096f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 843, 132.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 843, 132.976f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 844, 141.408f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 844, 132.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 882, 139.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 882, 148.336f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 892, 140.608f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 892, 144.496f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 893, 142.032f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 893, 142.368f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 903, 219.376f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 903, 287.296f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 912, 603.232f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 912, 786.864f},
   {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 454, 379.648f},
   {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 454, 195.072f},
   {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 454, 92.736f},
@@ -3268,67 +3304,67 @@ static const struct kite_rule kite_rules_0[] = {
   {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 616, 792.400f},
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 620, 514.848f},
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 620, 267.648f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 631, 153.104f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 637, 153.104f},
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 627, 135.424f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 635, 131.088f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 641, 131.088f},
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 622, 164.976f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 634, 134.928f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 640, 134.928f},
   {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 623, 175.472f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 632, 149.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 633, 209.456f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 633, 176.832f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 668, 203.328f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 668, 180.736f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 671, 211.520f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 671, 183.024f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 688, 223.712f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 681, 193.680f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 691, 328.336f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 691, 336.912f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 701, 677.312f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 701, 674.896f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 636, 501.184f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 636, 263.392f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 647, 152.848f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 643, 129.840f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 651, 132.896f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 642, 165.824f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 650, 136.576f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 639, 177.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 648, 152.224f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 649, 211.376f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 649, 174.528f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 672, 209.664f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 672, 190.064f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 675, 212.368f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 675, 184.144f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 692, 226.096f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 685, 196.576f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 695, 334.016f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 695, 342.288f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 705, 690.192f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 705, 691.104f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 652, 359.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 653, 228.880f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 659, 211.376f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 657, 214.800f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 654, 213.328f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 664, 227.072f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 655, 220.080f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 665, 239.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 665, 235.824f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 676, 260.688f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 676, 224.240f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 686, 280.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 686, 242.752f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 696, 287.616f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 696, 244.864f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 706, 305.344f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 706, 257.296f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 707, 538.384f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 707, 644.576f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 662, 2130.176f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 662, 2803.616f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 638, 149.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 639, 209.456f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 639, 176.832f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 686, 203.328f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 686, 180.736f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 689, 211.520f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 689, 183.024f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 706, 223.712f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 699, 193.680f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 709, 328.336f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 709, 336.912f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 719, 677.312f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 719, 674.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 642, 501.184f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 642, 263.392f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 659, 152.848f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 649, 129.840f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 663, 132.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 648, 165.824f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 662, 136.576f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 645, 177.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 660, 152.224f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 661, 211.376f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 661, 174.528f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 690, 209.664f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 690, 190.064f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 693, 212.368f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 693, 184.144f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 710, 226.096f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 703, 196.576f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 713, 334.016f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 713, 342.288f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 723, 690.192f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 723, 691.104f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 664, 359.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 665, 228.880f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 671, 211.376f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 669, 214.800f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 666, 213.328f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 682, 227.072f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 667, 220.080f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 683, 239.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 683, 235.824f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 694, 260.688f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 694, 224.240f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 704, 280.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 704, 242.752f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 714, 287.616f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 714, 244.864f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 724, 305.344f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 724, 257.296f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 725, 538.384f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 725, 644.576f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 680, 2130.176f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 680, 2803.616f},
 };
 
 /* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */
@@ -3580,317 +3616,317 @@ static const struct kite_row_span kite_row_spans_0[] = {
   {"layernorm", KITE_F32, 49153, 65536, 611},  /* layernorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
   {"layernorm", KITE_F32, 65537, 1073741824, 616},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm_bwd", KITE_BF16, 1, 224, 620},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 225, 256, 631},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 225, 256, 637},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
   {"layernorm_bwd", KITE_BF16, 257, 512, 627},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 513, 1023, 625},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1024, 1024, 635},  /* layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 1024, 1024, 641},  /* layernorm_bwd_bf16_bulk_t64_r4_n2_v16_c0_p2 */
   {"layernorm_bwd", KITE_BF16, 1025, 1648, 622},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 1649, 1721, 626},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1722, 2048, 634},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 1722, 2048, 640},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
   {"layernorm_bwd", KITE_BF16, 2049, 3157, 623},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 3158, 4096, 632},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 633},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 668},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 671},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_BF16, 32769, 59392, 688},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 59393, 65536, 681},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 691},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 701},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 630},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 255, 636},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 256, 256, 647},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 643},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1023, 641},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1024, 1024, 651},  /* layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 1025, 1511, 638},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1512, 1960, 642},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1961, 2048, 650},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 2049, 3297, 639},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 3298, 4096, 648},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 649},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 672},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 675},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_F16, 32769, 57344, 692},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 57345, 65536, 685},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 695},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 705},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 646},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 82, 652},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 83, 128, 653},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 256, 659},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 512, 657},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 1024, 654},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 1877, 664},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 1878, 2048, 655},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 665},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 676},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 16384, 686},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 16385, 32768, 696},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 32769, 65536, 706},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 131072, 707},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 662},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 172, 713},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 173, 256, 711},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 512, 720},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 898, 739},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 899, 1024, 741},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1025, 2047, 737},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2048, 2048, 740},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2049, 4096, 734},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 5311, 724},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 5312, 8192, 735},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 11093, 725},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 11094, 13776, 846},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 13777, 16384, 736},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 27553, 847},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_BF16, 27554, 32768, 856},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_BF16, 32769, 40960, 887},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 40961, 59392, 868},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 59393, 65536, 866},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 65537, 73728, 887},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 73729, 118784, 869},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 118785, 131072, 867},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 147456, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 147457, 262143, 879},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_BF16, 262144, 262144, 877},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 180, 758},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 181, 256, 756},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 512, 765},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 1023, 784},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1024, 1024, 786},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1025, 1960, 782},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1961, 2048, 785},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 4095, 779},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4096, 4096, 783},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 5086, 769},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 5087, 8192, 780},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 10752, 770},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 10753, 13776, 850},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 13777, 16384, 781},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 25600, 851},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm", KITE_F16, 25601, 32768, 860},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F16, 32769, 40960, 889},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 40961, 65536, 870},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 65537, 73728, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 73729, 131071, 873},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 131072, 131072, 871},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F16, 131073, 139264, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 139265, 251029, 883},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_F16, 251030, 262144, 881},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 72, 803},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 73, 128, 801},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 256, 810},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 257, 430, 829},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 431, 512, 808},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 513, 789, 827},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 790, 1024, 804},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1025, 1877, 824},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1878, 2048, 805},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 2232, 840},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F32, 2233, 4096, 825},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 5086, 815},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm", KITE_F32, 5087, 5120, 897},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 5121, 8192, 826},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9216, 897},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9217, 16384, 864},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 16385, 20480, 891},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 20481, 32768, 874},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 32769, 38912, 891},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 38913, 65536, 875},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 65537, 69632, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 69633, 131072, 885},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 196, 899},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 197, 256, 898},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 331, 908},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 332, 512, 906},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 904},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 900},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 905},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 901},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 902},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 913},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 30720, 955},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 30721, 32768, 964},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 974},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 975},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 985},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 909},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 172, 917},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 173, 256, 916},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 291, 926},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 292, 512, 924},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 1024, 922},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 1721, 918},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1722, 2048, 923},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 919},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 4864, 920},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4865, 6888, 930},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 6889, 8192, 920},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 931},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 959},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 978},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 979},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 989},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 927},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 127, 934},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 128, 128, 935},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 158, 942},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 159, 256, 944},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 512, 940},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 1024, 936},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 937},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 938},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 7424, 949},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 7425, 8192, 939},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 9741, 945},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 9742, 16384, 970},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 32768, 980},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 990},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 991},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 945},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 256, 1034},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 512, 1042},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 513, 898, 1062},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 899, 1024, 1040},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1025, 1877, 1060},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1878, 2048, 1037},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2049, 3921, 1056},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3922, 4096, 1061},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 5376, 1073},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 5377, 8192, 1057},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 14336, 1074},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 14337, 16384, 1058},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16385, 21246, 1075},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 21247, 28672, 1175},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_BF16, 28673, 29696, 1186},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_BF16, 29697, 32768, 1184},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_BF16, 32769, 40960, 1220},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 65536, 1198},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 65537, 98304, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 98305, 101069, 1210},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 101070, 131072, 1199},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 131073, 196608, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 196609, 262144, 1211},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_BF16, 262145, 1073741824, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 256, 1080},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 512, 1088},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 513, 898, 1108},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 899, 1024, 1086},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1025, 1877, 1106},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 1878, 2048, 1083},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 3921, 1102},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3922, 4096, 1107},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 5311, 1119},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 5312, 8192, 1103},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 13776, 1120},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 13777, 16384, 1104},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16385, 22187, 1121},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 22188, 24576, 1223},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 24577, 26385, 1180},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_F16, 26386, 28672, 1191},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_F16, 28673, 32768, 1189},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F16, 32769, 40960, 1223},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 65536, 1203},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 65537, 98304, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 98305, 114688, 1214},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 114689, 131072, 1204},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 131073, 196608, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 196609, 262144, 1215},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax", KITE_F16, 262145, 1073741824, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 128, 1126},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 255, 1134},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 256, 394, 1154},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 395, 512, 1132},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 513, 635, 1152},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 636, 1024, 1129},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1025, 1535, 1148},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1536, 1920, 1153},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1921, 2048, 1130},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 2049, 4096, 1149},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 6596, 1166},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 6597, 8192, 1150},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 12287, 1167},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 12288, 12288, 1226},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 12289, 13192, 1167},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 13193, 16384, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 1226},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 28672, 1206},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 28673, 30720, 1195},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 30721, 44375, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 44376, 65536, 1216},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 65537, 90112, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 90113, 131072, 1217},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131073, 1073741824, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 256, 1230},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 512, 1238},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 1024, 1236},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 2048, 1232},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 1233},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 4352, 1244},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 4353, 8192, 1234},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 10172, 1245},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 10173, 13312, 1286},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 13313, 16384, 1284},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 16385, 24195, 1287},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 24196, 24576, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 24577, 27553, 1287},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_BF16, 27554, 32768, 1285},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 32769, 40692, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 40693, 50534, 1306},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 50535, 65536, 1297},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_BF16, 65537, 125514, 1307},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 125515, 131072, 1316},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 131073, 155648, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 155649, 262144, 1317},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 256, 1248},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 512, 1256},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 1024, 1254},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 2048, 1250},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 1251},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 4276, 1262},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 4277, 8192, 1252},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 8704, 1263},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 8705, 13776, 1290},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_F16, 13777, 16384, 1288},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 16385, 27553, 1291},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"softmax_bwd", KITE_F16, 27554, 29696, 1300},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 29697, 32768, 1289},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 32769, 37315, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 37316, 65536, 1301},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 65537, 122880, 1311},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 122881, 131072, 1320},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 131073, 139264, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 139265, 262144, 1321},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 127, 1266},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 128, 128, 1267},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 129, 256, 1274},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 257, 512, 1272},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 513, 1024, 1268},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 1269},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 2773, 1280},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 2774, 3071, 1270},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3072, 3072, 1326},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 3073, 4096, 1270},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 6143, 1281},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 6144, 7844, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 7845, 8192, 1271},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 8193, 12633, 1302},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 12634, 16384, 1293},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 16385, 27553, 1312},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 27554, 32768, 1303},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 32769, 57344, 1322},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 57345, 65536, 1313},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 65537, 73728, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 73729, 131072, 1323},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 3158, 4096, 638},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 4097, 8192, 639},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 8193, 16384, 686},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 689},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 59392, 706},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 59393, 65536, 699},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 709},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 719},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 636},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 255, 642},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 256, 256, 659},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 649},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1023, 647},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1024, 1024, 663},  /* layernorm_bwd_f16_bulk_t64_r4_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 1025, 1511, 644},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1512, 1960, 648},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1961, 2048, 662},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 2049, 3297, 645},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 3298, 4096, 660},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 4097, 8192, 661},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 8193, 16384, 690},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 693},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 57344, 710},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F16, 57345, 65536, 703},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 713},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 723},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 658},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 82, 664},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 83, 128, 665},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 256, 671},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 512, 669},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 1024, 666},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 1877, 682},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 1878, 2048, 667},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 683},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 694},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 16384, 704},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 16385, 32768, 714},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 32769, 65536, 724},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 131072, 725},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 680},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 172, 731},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 173, 256, 729},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 512, 738},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 898, 757},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 899, 1024, 759},  /* rmsnorm_bf16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1025, 2047, 755},  /* rmsnorm_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2048, 758},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2049, 4096, 752},  /* rmsnorm_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 5311, 742},  /* rmsnorm_bf16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 5312, 8192, 753},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 11093, 743},  /* rmsnorm_bf16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 11094, 13776, 864},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 13777, 16384, 754},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 27553, 865},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_BF16, 27554, 32768, 874},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_BF16, 32769, 40960, 905},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 40961, 59392, 886},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 59393, 65536, 884},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 65537, 73728, 905},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 73729, 118784, 887},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 118785, 131072, 885},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 147456, 910},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 147457, 262143, 897},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_BF16, 262144, 262144, 895},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 910},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 180, 776},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 181, 256, 774},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 512, 783},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 1023, 802},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1024, 1024, 804},  /* rmsnorm_f16_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1025, 1960, 800},  /* rmsnorm_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2048, 803},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 4095, 797},  /* rmsnorm_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4096, 4096, 801},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 5086, 787},  /* rmsnorm_f16_reg_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 5087, 8192, 798},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 10752, 788},  /* rmsnorm_f16_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 10753, 13776, 868},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 13777, 16384, 799},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 25600, 869},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm", KITE_F16, 25601, 32768, 878},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F16, 32769, 40960, 907},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 40961, 65536, 888},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 65537, 73728, 911},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 73729, 131071, 891},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 131072, 131072, 889},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F16, 131073, 139264, 911},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 139265, 251029, 901},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_F16, 251030, 262144, 899},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 911},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 72, 821},  /* rmsnorm_f32_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 73, 128, 819},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 256, 828},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 257, 430, 847},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 431, 512, 826},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 513, 789, 845},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 790, 1024, 822},  /* rmsnorm_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1025, 1877, 842},  /* rmsnorm_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1878, 2048, 823},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 2232, 858},  /* rmsnorm_f32_bulk_t512_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F32, 2233, 4096, 843},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 5086, 833},  /* rmsnorm_f32_reg_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm", KITE_F32, 5087, 5120, 915},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 5121, 8192, 844},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9216, 915},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9217, 16384, 882},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 16385, 20480, 909},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 20481, 32768, 892},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 32769, 38912, 909},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 38913, 65536, 893},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 65537, 69632, 912},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 69633, 131072, 903},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 912},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 196, 917},  /* rmsnorm_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 197, 256, 916},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 331, 926},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 332, 512, 924},  /* rmsnorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 1024, 922},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1792, 918},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1793, 2048, 923},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 919},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 920},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 16384, 931},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 30720, 973},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 30721, 32768, 982},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 65536, 992},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 993},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 1003},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 927},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 172, 935},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 173, 256, 934},  /* rmsnorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 291, 944},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 292, 512, 942},  /* rmsnorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 1024, 940},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1721, 936},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1722, 2048, 941},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 937},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 4864, 938},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4865, 6888, 948},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 6889, 8192, 938},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 16384, 949},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 32768, 977},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 65536, 996},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 997},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 1007},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 945},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 127, 952},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 128, 128, 953},  /* rmsnorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 158, 960},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 159, 256, 962},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 512, 958},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 1024, 954},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 955},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 4096, 956},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 7424, 967},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 7425, 8192, 957},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 9741, 963},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 9742, 16384, 988},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 32768, 998},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 65536, 1008},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 1009},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 963},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 256, 1052},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 512, 1060},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 513, 898, 1080},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 899, 1024, 1058},  /* softmax_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1025, 1877, 1078},  /* softmax_bf16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1878, 2048, 1055},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2049, 3921, 1074},  /* softmax_bf16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3922, 4096, 1079},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 5376, 1091},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 5377, 8192, 1075},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 14336, 1092},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 14337, 16384, 1076},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16385, 21246, 1093},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 21247, 28672, 1193},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_BF16, 28673, 29696, 1204},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_BF16, 29697, 32768, 1202},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_BF16, 32769, 40960, 1238},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 65536, 1216},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 65537, 98304, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 98305, 101069, 1228},  /* softmax_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 101070, 131072, 1217},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 131073, 196608, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 196609, 262144, 1229},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_BF16, 262145, 1073741824, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 256, 1098},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 512, 1106},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 513, 898, 1126},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 899, 1024, 1104},  /* softmax_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1025, 1877, 1124},  /* softmax_f16_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 1878, 2048, 1101},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 3921, 1120},  /* softmax_f16_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3922, 4096, 1125},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 5311, 1137},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 5312, 8192, 1121},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 13776, 1138},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 13777, 16384, 1122},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16385, 22187, 1139},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 22188, 24576, 1241},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 24577, 26385, 1198},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_F16, 26386, 28672, 1209},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_F16, 28673, 32768, 1207},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F16, 32769, 40960, 1241},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 1239},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 65536, 1221},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 65537, 98304, 1239},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 98305, 114688, 1232},  /* softmax_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 114689, 131072, 1222},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 131073, 196608, 1239},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 196609, 262144, 1233},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax", KITE_F16, 262145, 1073741824, 1239},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 128, 1144},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 255, 1152},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 256, 394, 1172},  /* softmax_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 395, 512, 1150},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 513, 635, 1170},  /* softmax_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 636, 1024, 1147},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1025, 1535, 1166},  /* softmax_f32_reg_t128_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1536, 1920, 1171},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1921, 2048, 1148},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 2049, 4096, 1167},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 6596, 1184},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 6597, 8192, 1168},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 12287, 1185},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 12288, 12288, 1244},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 12289, 13192, 1185},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 13193, 16384, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 1244},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 28672, 1224},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 28673, 30720, 1213},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 30721, 44375, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 44376, 65536, 1234},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 65537, 90112, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 90113, 131072, 1235},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131073, 1073741824, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 256, 1248},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 512, 1256},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 1024, 1254},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 2048, 1250},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 1251},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 4352, 1262},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 4353, 8192, 1252},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 10172, 1263},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 10173, 13312, 1304},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 13313, 16384, 1302},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 16385, 24195, 1305},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 24196, 24576, 1259},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 24577, 27553, 1305},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 27554, 32768, 1303},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 32769, 40692, 1259},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 40693, 50534, 1324},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 50535, 65536, 1315},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_BF16, 65537, 125514, 1325},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 125515, 131072, 1334},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 131073, 155648, 1259},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 155649, 262144, 1335},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1259},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 256, 1266},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 1274},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 1024, 1272},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 2048, 1268},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 1269},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 4276, 1280},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 4277, 8192, 1270},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 8704, 1281},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 8705, 13776, 1308},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_F16, 13777, 16384, 1306},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 16385, 27553, 1309},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_F16, 27554, 29696, 1318},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 29697, 32768, 1307},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 32769, 37315, 1277},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 37316, 65536, 1319},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 65537, 122880, 1329},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 122881, 131072, 1338},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 131073, 139264, 1277},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 139265, 262144, 1339},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1277},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 127, 1284},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 128, 128, 1285},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 129, 256, 1292},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 257, 512, 1290},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 513, 1024, 1286},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 1287},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 2773, 1298},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 2774, 3071, 1288},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3072, 3072, 1344},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 3073, 4096, 1288},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 6143, 1299},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 6144, 7844, 1295},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 7845, 8192, 1289},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 8193, 12633, 1320},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 12634, 16384, 1311},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 16385, 27553, 1330},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 27554, 32768, 1321},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 32769, 57344, 1340},  /* softmax_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 57345, 65536, 1331},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 65537, 73728, 1295},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 73729, 131072, 1341},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1295},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 
 /* ---- set 1: the measured dispatch of GPU h100 ---- */
@@ -4058,132 +4094,132 @@ static const struct kite_rule kite_rules_1[] = {
   {"gemm", KITE_BF16, KITE_BF16, 128, 4096, 4096, 7.000000f, 12.000000f, 12.000000f, 300, 21.632f},
   {"gemm", KITE_BF16, KITE_BF16, 64, 14336, 4096, 6.000000f, 13.807355f, 12.000000f, 312, 44.528f},
   {"gemm", KITE_BF16, KITE_BF16, 16, 4096, 4096, 4.000000f, 12.000000f, 12.000000f, 300, 21.845f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 713, 192.144f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 713, 113.856f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 711, 93.648f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 722, 92.592f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 731, 92.656f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 733, 92.928f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 728, 92.800f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 732, 92.736f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 715, 92.720f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 729, 92.688f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 735, 93.472f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 730, 92.768f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 736, 93.248f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 892, 101.072f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 887, 99.648f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 887, 105.744f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 868, 102.048f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 876, 151.696f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 869, 195.584f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 879, 283.168f},
-  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 879, 369.680f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 758, 190.864f},
-  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 758, 113.568f},
-  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 756, 93.600f},
-  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 767, 92.608f},
-  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 776, 92.672f},
-  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 778, 92.752f},
-  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 764, 92.704f},
-  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 777, 92.720f},
-  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 760, 92.848f},
-  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 774, 92.784f},
-  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 780, 93.344f},
-  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 775, 92.816f},
-  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 781, 93.136f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 893, 101.440f},
-  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 889, 99.440f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 889, 105.344f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 872, 101.776f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 880, 152.448f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 882, 195.552f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 883, 281.536f},
-  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 883, 368.704f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 801, 199.168f},
-  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 801, 180.640f},
-  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 831, 181.056f},
-  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 830, 180.464f},
-  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 828, 180.480f},
-  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 805, 180.544f},
-  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 805, 180.832f},
-  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 825, 180.736f},
-  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 825, 181.728f},
-  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 826, 181.472f},
-  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 826, 182.128f},
-  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 894, 189.360f},
-  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 891, 190.992f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 891, 196.720f},
-  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 891, 204.464f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 884, 197.760f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 884, 200.432f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 885, 287.824f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 885, 398.832f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 894, 792.944f},
-  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 894, 1062.912f},
-  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1034, 200.000f},
-  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1034, 109.488f},
-  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1035, 92.592f},
-  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1062, 92.720f},
-  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1055, 92.688f},
-  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1037, 92.544f},
-  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1054, 92.688f},
-  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1054, 92.912f},
-  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1038, 92.944f},
-  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1051, 92.928f},
-  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1039, 92.640f},
-  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1052, 94.448f},
-  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1218, 94.048f},
-  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1218, 98.400f},
-  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1218, 95.168f},
-  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1218, 96.192f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1218, 101.392f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1188, 150.656f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1188, 195.504f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1200, 294.352f},
-  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1200, 372.672f},
-  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1080, 197.216f},
-  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1080, 108.208f},
-  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1081, 92.672f},
-  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1108, 92.800f},
-  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1099, 92.720f},
-  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1083, 92.480f},
-  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1087, 92.816f},
-  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1107, 92.912f},
-  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1084, 92.832f},
-  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1103, 92.832f},
-  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1085, 92.752f},
-  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1098, 95.040f},
-  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1221, 93.952f},
-  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1221, 99.120f},
-  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1221, 94.992f},
-  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1221, 96.272f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1221, 101.440f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1193, 147.520f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1193, 195.136f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1205, 287.216f},
-  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1205, 371.936f},
-  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1126, 197.504f},
-  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1127, 180.304f},
-  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1132, 180.064f},
-  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1129, 180.208f},
-  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1153, 180.848f},
-  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1130, 180.640f},
-  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1149, 180.640f},
-  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1149, 181.488f},
-  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1131, 180.288f},
-  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1150, 181.232f},
-  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1150, 181.328f},
-  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1224, 182.928f},
-  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1224, 181.552f},
-  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1224, 183.152f},
-  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1224, 194.208f},
-  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1207, 199.312f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1207, 213.456f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1217, 305.120f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1217, 400.432f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1224, 785.424f},
-  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1224, 1058.304f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 731, 192.144f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 731, 113.856f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 729, 93.648f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 740, 92.592f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 749, 92.656f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 751, 92.928f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 746, 92.800f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 750, 92.736f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 733, 92.720f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 747, 92.688f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 753, 93.472f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 748, 92.768f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 754, 93.248f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 910, 101.072f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 905, 99.648f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 905, 105.744f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 886, 102.048f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 894, 151.696f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 887, 195.584f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 897, 283.168f},
+  {"rmsnorm", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 897, 369.680f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 776, 190.864f},
+  {"rmsnorm", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 776, 113.568f},
+  {"rmsnorm", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 774, 93.600f},
+  {"rmsnorm", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 785, 92.608f},
+  {"rmsnorm", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 794, 92.672f},
+  {"rmsnorm", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 796, 92.752f},
+  {"rmsnorm", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 782, 92.704f},
+  {"rmsnorm", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 795, 92.720f},
+  {"rmsnorm", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 778, 92.848f},
+  {"rmsnorm", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 792, 92.784f},
+  {"rmsnorm", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 798, 93.344f},
+  {"rmsnorm", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 793, 92.816f},
+  {"rmsnorm", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 799, 93.136f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 911, 101.440f},
+  {"rmsnorm", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 907, 99.440f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 907, 105.344f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 890, 101.776f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 898, 152.448f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 900, 195.552f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 901, 281.536f},
+  {"rmsnorm", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 901, 368.704f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 819, 199.168f},
+  {"rmsnorm", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 819, 180.640f},
+  {"rmsnorm", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 849, 181.056f},
+  {"rmsnorm", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 848, 180.464f},
+  {"rmsnorm", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 846, 180.480f},
+  {"rmsnorm", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 823, 180.544f},
+  {"rmsnorm", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 823, 180.832f},
+  {"rmsnorm", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 843, 180.736f},
+  {"rmsnorm", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 843, 181.728f},
+  {"rmsnorm", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 844, 181.472f},
+  {"rmsnorm", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 844, 182.128f},
+  {"rmsnorm", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 912, 189.360f},
+  {"rmsnorm", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 909, 190.992f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 909, 196.720f},
+  {"rmsnorm", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 909, 204.464f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 902, 197.760f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 902, 200.432f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 903, 287.824f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 903, 398.832f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 912, 792.944f},
+  {"rmsnorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 912, 1062.912f},
+  {"softmax", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1052, 200.000f},
+  {"softmax", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1052, 109.488f},
+  {"softmax", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1053, 92.592f},
+  {"softmax", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1080, 92.720f},
+  {"softmax", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1073, 92.688f},
+  {"softmax", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1055, 92.544f},
+  {"softmax", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1072, 92.688f},
+  {"softmax", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1072, 92.912f},
+  {"softmax", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1056, 92.944f},
+  {"softmax", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1069, 92.928f},
+  {"softmax", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1057, 92.640f},
+  {"softmax", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1070, 94.448f},
+  {"softmax", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1236, 94.048f},
+  {"softmax", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1236, 98.400f},
+  {"softmax", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1236, 95.168f},
+  {"softmax", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1236, 96.192f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1236, 101.392f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1206, 150.656f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1206, 195.504f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1218, 294.352f},
+  {"softmax", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1218, 372.672f},
+  {"softmax", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1098, 197.216f},
+  {"softmax", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1098, 108.208f},
+  {"softmax", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1099, 92.672f},
+  {"softmax", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1126, 92.800f},
+  {"softmax", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1117, 92.720f},
+  {"softmax", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1101, 92.480f},
+  {"softmax", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1105, 92.816f},
+  {"softmax", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1125, 92.912f},
+  {"softmax", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1102, 92.832f},
+  {"softmax", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1121, 92.832f},
+  {"softmax", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1103, 92.752f},
+  {"softmax", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1116, 95.040f},
+  {"softmax", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1239, 93.952f},
+  {"softmax", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1239, 99.120f},
+  {"softmax", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1239, 94.992f},
+  {"softmax", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1239, 96.272f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1239, 101.440f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1211, 147.520f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1211, 195.136f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1223, 287.216f},
+  {"softmax", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1223, 371.936f},
+  {"softmax", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1144, 197.504f},
+  {"softmax", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1145, 180.304f},
+  {"softmax", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1150, 180.064f},
+  {"softmax", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1147, 180.208f},
+  {"softmax", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1171, 180.848f},
+  {"softmax", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1148, 180.640f},
+  {"softmax", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1167, 180.640f},
+  {"softmax", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1167, 181.488f},
+  {"softmax", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1149, 180.288f},
+  {"softmax", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1168, 181.232f},
+  {"softmax", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1168, 181.328f},
+  {"softmax", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1242, 182.928f},
+  {"softmax", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1242, 181.552f},
+  {"softmax", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1242, 183.152f},
+  {"softmax", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1242, 194.208f},
+  {"softmax", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1225, 199.312f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1225, 213.456f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1235, 305.120f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1235, 400.432f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1242, 785.424f},
+  {"softmax", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1242, 1058.304f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 0, 266.800f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 0, 136.000f},
   {"cross_entropy", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 0, 71.408f},
@@ -4247,69 +4283,69 @@ static const struct kite_rule kite_rules_1[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 125, 173.984f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 125, 256.928f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 125, 339.584f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1230, 309.552f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1230, 167.344f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1231, 133.408f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1240, 134.080f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1239, 133.968f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1232, 133.632f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1237, 133.936f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1233, 133.680f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1233, 134.016f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1234, 134.848f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1234, 134.096f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1241, 140.256f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1235, 136.016f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1294, 146.752f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1296, 145.552f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1304, 140.848f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1304, 150.816f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1305, 207.536f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1307, 276.704f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1317, 412.640f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1315, 544.416f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1248, 303.808f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1248, 165.632f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1249, 133.744f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1256, 134.480f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1257, 134.160f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1250, 133.872f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1255, 134.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1251, 133.904f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1251, 134.144f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1252, 134.816f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1252, 134.672f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1259, 140.304f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1253, 136.144f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1298, 146.128f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1300, 145.984f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1299, 141.072f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1310, 151.008f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1309, 207.456f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1311, 279.104f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1321, 410.688f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1321, 541.856f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1266, 263.280f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1274, 262.352f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1272, 262.288f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1268, 262.544f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1326, 263.072f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1269, 263.088f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1269, 263.888f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1270, 262.720f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1277, 262.896f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1277, 268.000f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1271, 264.560f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1293, 295.520f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1293, 299.760f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1303, 281.200f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1303, 299.920f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1313, 275.856f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1313, 289.504f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1323, 408.976f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1323, 545.104f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1277, 1319.440f},
-  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1277, 1762.832f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1248, 309.552f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1248, 167.344f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1249, 133.408f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1258, 134.080f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1257, 133.968f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1250, 133.632f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1255, 133.936f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1251, 133.680f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1251, 134.016f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1252, 134.848f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1252, 134.096f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1259, 140.256f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1253, 136.016f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1312, 146.752f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1314, 145.552f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1322, 140.848f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1322, 150.816f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1323, 207.536f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1325, 276.704f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1335, 412.640f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1333, 544.416f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1266, 303.808f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1266, 165.632f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1267, 133.744f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1274, 134.480f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1275, 134.160f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1268, 133.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1273, 134.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1269, 133.904f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1269, 134.144f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1270, 134.816f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1270, 134.672f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1277, 140.304f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1271, 136.144f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1316, 146.128f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1318, 145.984f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1317, 141.072f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1328, 151.008f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1327, 207.456f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1329, 279.104f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1339, 410.688f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1339, 541.856f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1284, 263.280f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1292, 262.352f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1290, 262.288f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1286, 262.544f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1344, 263.072f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1287, 263.088f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1287, 263.888f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1288, 262.720f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1295, 262.896f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1295, 268.000f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1289, 264.560f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1311, 295.520f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1311, 299.760f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1321, 281.200f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1321, 299.920f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1331, 275.856f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1331, 289.504f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1341, 408.976f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1341, 545.104f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1295, 1319.440f},
+  {"softmax_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1295, 1762.832f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 190, 255.360f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 190, 136.528f},
   {"cross_entropy_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 190, 97.200f},
@@ -4373,69 +4409,69 @@ static const struct kite_rule kite_rules_1[] = {
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 293, 357.552f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 292, 533.184f},
   {"cross_entropy_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 292, 709.376f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 898, 437.216f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 898, 223.744f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 898, 146.656f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 908, 152.816f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 907, 153.440f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 905, 146.176f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 905, 154.976f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 901, 151.712f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 901, 169.760f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 902, 161.728f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 902, 167.888f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 954, 157.040f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 903, 166.816f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 955, 164.256f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 962, 163.008f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 974, 169.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 972, 166.864f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 975, 253.856f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 975, 310.640f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 985, 526.512f},
-  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 985, 611.888f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 917, 416.128f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 917, 216.368f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 917, 146.512f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 926, 151.744f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 925, 153.072f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 923, 146.576f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 923, 156.048f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 919, 151.968f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 919, 170.176f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 920, 160.352f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 920, 167.264f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 958, 158.432f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 921, 167.952f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 959, 162.256f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 968, 165.760f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 978, 173.888f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 976, 164.624f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 979, 254.480f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 979, 311.040f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 989, 517.504f},
-  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 989, 611.056f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 934, 344.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 934, 278.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 944, 284.400f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 943, 286.432f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 941, 287.296f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 937, 283.648f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 937, 288.368f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 938, 277.136f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 938, 289.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 939, 291.008f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 939, 285.568f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 970, 296.528f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 961, 303.328f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 980, 283.856f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 971, 285.392f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 990, 283.984f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 981, 293.776f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 991, 530.208f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 991, 590.592f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 945, 1912.496f},
-  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 945, 2555.152f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 916, 437.216f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 916, 223.744f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 916, 146.656f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 926, 152.816f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 925, 153.440f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 923, 146.176f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 923, 154.976f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 919, 151.712f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 919, 169.760f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 920, 161.728f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 920, 167.888f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 972, 157.040f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 921, 166.816f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 973, 164.256f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 980, 163.008f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 992, 169.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 990, 166.864f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 993, 253.856f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 993, 310.640f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1003, 526.512f},
+  {"rmsnorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1003, 611.888f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 935, 416.128f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 935, 216.368f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 935, 146.512f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 944, 151.744f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 943, 153.072f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 941, 146.576f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 941, 156.048f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 937, 151.968f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 937, 170.176f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 938, 160.352f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 938, 167.264f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 976, 158.432f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 939, 167.952f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 977, 162.256f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 986, 165.760f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 996, 173.888f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 994, 164.624f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 997, 254.480f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 997, 311.040f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1007, 517.504f},
+  {"rmsnorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1007, 611.056f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 952, 344.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 952, 278.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 962, 284.400f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 961, 286.432f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 959, 287.296f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 955, 283.648f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 955, 288.368f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 956, 277.136f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 956, 289.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 957, 291.008f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 957, 285.568f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 988, 296.528f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 979, 303.328f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 998, 283.856f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 989, 285.392f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1008, 283.984f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 999, 293.776f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1009, 530.208f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1009, 590.592f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 963, 1912.496f},
+  {"rmsnorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 963, 2555.152f},
   {"layernorm", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 454, 400.080f},
   {"layernorm", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 454, 208.144f},
   {"layernorm", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 454, 103.136f},
@@ -4499,69 +4535,69 @@ static const struct kite_rule kite_rules_1[] = {
   {"layernorm", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 613, 399.696f},
   {"layernorm", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 616, 817.456f},
   {"layernorm", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 616, 1096.352f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 620, 517.616f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 620, 282.688f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 631, 163.312f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 627, 153.696f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 625, 155.184f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 634, 174.704f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 626, 160.192f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 632, 184.336f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 623, 184.560f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 633, 218.944f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 633, 190.960f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 668, 208.640f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 668, 191.536f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 671, 216.608f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 671, 199.760f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 688, 228.000f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 681, 204.736f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 691, 331.424f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 691, 351.168f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 701, 681.728f},
-  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 701, 686.368f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 636, 509.440f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 636, 277.008f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 647, 163.744f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 643, 153.008f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 641, 156.448f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 650, 175.328f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 642, 159.328f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 648, 185.568f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 639, 184.320f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 649, 220.960f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 649, 191.264f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 672, 217.536f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 672, 202.272f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 675, 217.760f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 675, 199.584f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 692, 235.120f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 685, 207.856f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 695, 338.176f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 695, 355.520f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 705, 694.992f},
-  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 705, 700.448f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 652, 383.504f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 653, 287.488f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 661, 289.536f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 660, 278.480f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 658, 276.016f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 655, 295.920f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 655, 278.896f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 665, 315.008f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 665, 302.912f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 676, 286.288f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 676, 319.328f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 686, 303.632f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 677, 293.120f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 696, 308.336f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 687, 298.528f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 706, 328.800f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 706, 301.504f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 707, 620.592f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 707, 645.584f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 662, 2689.232f},
-  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 662, 3579.744f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 620, 517.824f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 620, 282.496f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 637, 163.600f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 627, 153.952f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 625, 156.656f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 633, 160.848f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 626, 160.048f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 634, 171.440f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 623, 185.440f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 631, 192.224f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 639, 192.640f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 686, 208.784f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 686, 191.136f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 689, 214.224f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 689, 198.880f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 706, 229.536f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 699, 204.208f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 709, 332.160f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 709, 349.152f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 719, 674.448f},
+  {"layernorm_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 719, 680.896f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 642, 508.560f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 642, 275.904f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 659, 163.408f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 649, 151.696f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 647, 154.544f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 655, 160.384f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 648, 157.808f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 656, 168.752f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 645, 183.680f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 653, 189.696f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 661, 191.824f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 654, 209.744f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 690, 203.104f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 693, 216.080f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 693, 198.880f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 703, 232.928f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 703, 206.288f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 713, 334.000f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 713, 351.792f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 723, 679.328f},
+  {"layernorm_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 723, 684.736f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 664, 383.504f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 665, 287.488f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 673, 289.536f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 672, 278.480f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 670, 276.016f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 667, 295.920f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 667, 278.896f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 683, 315.008f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 683, 302.912f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 694, 286.288f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 694, 319.328f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 704, 303.632f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 695, 293.120f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 714, 308.336f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 705, 298.528f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 724, 328.800f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 724, 301.504f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 725, 620.592f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 725, 645.584f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 680, 2689.232f},
+  {"layernorm_bwd", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 680, 3579.744f},
 };
 
 /* variant, launch_us, us_per_k, k_extra, ragged, points (kg_fit.c) */
@@ -4931,375 +4967,377 @@ static const struct kite_row_span kite_row_spans_1[] = {
   {"layernorm", KITE_F32, 69633, 131072, 613},  /* layernorm_f32_reg_t256_r1_n8_v16_c0_p1_x16 */
   {"layernorm", KITE_F32, 131073, 1073741824, 616},  /* layernorm_f32_loop_t512_r1_n2_v16_c6_p1 */
   {"layernorm_bwd", KITE_BF16, 1, 205, 620},  /* layernorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 206, 256, 631},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 206, 256, 637},  /* layernorm_bwd_bf16_bulk_t32_r8_n1_v16_c0_p2 */
   {"layernorm_bwd", KITE_BF16, 257, 512, 627},  /* layernorm_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
   {"layernorm_bwd", KITE_BF16, 513, 1024, 625},  /* layernorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1025, 1327, 622},  /* layernorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1328, 1447, 626},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 1448, 1648, 634},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 1025, 1536, 633},  /* layernorm_bwd_bf16_reg_t64_r2_n3_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 1537, 1648, 640},  /* layernorm_bwd_bf16_bulk_t128_r2_n2_v16_c0_p2 */
   {"layernorm_bwd", KITE_BF16, 1649, 2048, 626},  /* layernorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 2049, 2542, 623},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 2543, 3755, 632},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 3756, 4096, 623},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_BF16, 4097, 8192, 633},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_BF16, 8193, 16384, 668},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_BF16, 16385, 32768, 671},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_BF16, 32769, 59392, 688},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_BF16, 59393, 65536, 681},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_BF16, 65537, 131072, 691},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_BF16, 131073, 262144, 701},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 630},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1, 214, 636},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 215, 256, 647},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 257, 512, 643},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 513, 1024, 641},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1025, 1327, 638},  /* layernorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1328, 1447, 642},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 1448, 1648, 650},  /* layernorm_bwd_f16_bulk_t128_r2_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 1649, 2048, 642},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 2049, 2542, 639},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 2543, 3755, 648},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 3756, 4096, 639},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F16, 4097, 8192, 649},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F16, 8193, 16384, 672},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F16, 16385, 32768, 675},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"layernorm_bwd", KITE_F16, 32769, 50534, 692},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F16, 50535, 65536, 685},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
-  {"layernorm_bwd", KITE_F16, 65537, 131072, 695},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"layernorm_bwd", KITE_F16, 131073, 262144, 705},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 646},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1, 82, 652},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 83, 128, 653},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 129, 188, 659},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 189, 256, 661},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 257, 361, 657},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 362, 512, 660},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 513, 860, 654},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 861, 1024, 658},  /* layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 1025, 1271, 664},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 1272, 2048, 655},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"layernorm_bwd", KITE_F32, 2049, 4096, 665},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"layernorm_bwd", KITE_F32, 4097, 8192, 676},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 8193, 14336, 686},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 14337, 16384, 677},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"layernorm_bwd", KITE_F32, 16385, 30047, 696},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"layernorm_bwd", KITE_F32, 30048, 32768, 687},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"layernorm_bwd", KITE_F32, 32769, 65536, 706},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 65537, 131072, 707},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 662},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1, 188, 713},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_BF16, 189, 256, 711},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 257, 469, 720},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 470, 512, 722},  /* rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 513, 938, 739},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 939, 1023, 721},  /* rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1024, 1511, 731},  /* rmsnorm_bf16_reg_t64_r2_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1512, 1536, 733},  /* rmsnorm_bf16_reg_t64_r4_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1537, 1960, 740},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 1961, 2047, 714},  /* rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2048, 2895, 728},  /* rmsnorm_bf16_reg_t128_r1_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 2896, 3072, 732},  /* rmsnorm_bf16_reg_t128_r2_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 3073, 3840, 738},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 3841, 4096, 715},  /* rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 4097, 6144, 729},  /* rmsnorm_bf16_reg_t256_r1_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 6145, 8192, 735},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 8193, 8554, 751},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_BF16, 8555, 12288, 730},  /* rmsnorm_bf16_reg_t512_r1_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 12289, 16384, 736},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_BF16, 16385, 24576, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 24577, 32767, 858},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm", KITE_BF16, 32768, 49152, 887},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 49153, 65536, 868},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 65537, 76800, 887},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_BF16, 76801, 81920, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 81921, 106496, 876},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_BF16, 106497, 116736, 878},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_BF16, 116737, 131072, 869},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_BF16, 131073, 139264, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_BF16, 139265, 262144, 879},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_BF16, 262145, 1073741824, 892},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 1, 188, 758},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
-  {"rmsnorm", KITE_F16, 189, 256, 756},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 257, 489, 765},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 490, 512, 767},  /* rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 513, 980, 784},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 981, 1023, 766},  /* rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1024, 1447, 776},  /* rmsnorm_f16_reg_t64_r2_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1448, 1536, 778},  /* rmsnorm_f16_reg_t64_r4_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1537, 1960, 785},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 1961, 2047, 759},  /* rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2048, 2048, 764},  /* rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 2049, 3024, 773},  /* rmsnorm_f16_reg_t128_r1_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 3025, 3072, 777},  /* rmsnorm_f16_reg_t128_r2_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 3073, 3921, 783},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 3922, 4096, 760},  /* rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 4097, 6144, 774},  /* rmsnorm_f16_reg_t256_r1_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 6145, 8192, 780},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 8193, 8554, 796},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
-  {"rmsnorm", KITE_F16, 8555, 12288, 775},  /* rmsnorm_f16_reg_t512_r1_n3_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 12289, 16384, 781},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F16, 16385, 24576, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 24577, 32767, 862},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm", KITE_F16, 32768, 49152, 889},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 49153, 65536, 872},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 65537, 71467, 889},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F16, 71468, 81920, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 81921, 105544, 880},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F16, 105545, 116736, 873},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm", KITE_F16, 116737, 131072, 882},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_F16, 131073, 139264, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F16, 139265, 262144, 883},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm", KITE_F16, 262145, 1073741824, 893},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 1, 128, 801},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 129, 255, 810},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 256, 346, 831},  /* rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 347, 449, 829},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 450, 489, 808},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 490, 511, 827},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 512, 980, 830},  /* rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 981, 1023, 809},  /* rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1024, 1511, 828},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 1512, 2048, 805},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 2049, 4096, 825},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 4097, 8192, 826},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"rmsnorm", KITE_F32, 8193, 9216, 897},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"rmsnorm", KITE_F32, 9217, 12288, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 12289, 15360, 864},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm", KITE_F32, 15361, 16383, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 16384, 24576, 891},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 24577, 32767, 874},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm", KITE_F32, 32768, 40692, 891},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"rmsnorm", KITE_F32, 40693, 40960, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 40961, 65536, 884},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 65537, 73728, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm", KITE_F32, 73729, 131072, 885},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm", KITE_F32, 131073, 1073741824, 894},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1, 256, 898},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 257, 512, 908},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 513, 608, 904},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 609, 1024, 907},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1025, 1327, 900},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 1328, 2048, 905},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 901},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 902},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 8193, 10172, 913},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_BF16, 10173, 15023, 954},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 15024, 16384, 903},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_BF16, 16385, 25600, 955},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_BF16, 25601, 32767, 964},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32768, 32768, 962},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_BF16, 32769, 59392, 974},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 59393, 65536, 972},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 975},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 985},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 909},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1, 256, 917},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 257, 512, 926},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 513, 608, 922},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 609, 1024, 925},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1025, 1165, 918},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 1166, 2048, 923},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 919},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 4097, 4276, 930},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 4277, 8192, 920},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 8193, 10623, 931},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F16, 10624, 15023, 958},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 15024, 16384, 921},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F16, 16385, 27553, 959},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
-  {"rmsnorm_bwd", KITE_F16, 27554, 32768, 968},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"rmsnorm_bwd", KITE_F16, 32769, 57344, 978},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 57345, 65536, 976},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 979},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 989},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 927},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1, 128, 934},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 129, 145, 942},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 146, 256, 944},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 257, 449, 940},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 450, 512, 943},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 513, 860, 936},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 861, 1024, 941},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 937},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 2049, 2304, 948},  /* rmsnorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 2305, 4096, 938},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 4097, 5792, 949},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"rmsnorm_bwd", KITE_F32, 5793, 8192, 939},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"rmsnorm_bwd", KITE_F32, 8193, 14848, 970},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 14849, 16384, 961},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"rmsnorm_bwd", KITE_F32, 16385, 29696, 980},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 29697, 32768, 971},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"rmsnorm_bwd", KITE_F32, 32769, 65535, 990},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 65536, 65536, 981},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 991},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 945},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1, 234, 1034},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 235, 256, 1035},  /* softmax_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax", KITE_BF16, 257, 511, 1042},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 512, 980, 1062},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 981, 1023, 1043},  /* softmax_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1024, 1511, 1055},  /* softmax_bf16_reg_t64_r4_n3_v16_c0_p1 */
-  {"softmax", KITE_BF16, 1512, 2047, 1037},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 2048, 3072, 1054},  /* softmax_bf16_reg_t128_r2_n3_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3073, 3921, 1061},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 3922, 4096, 1038},  /* softmax_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 4097, 6144, 1051},  /* softmax_bf16_reg_t256_r1_n3_v16_c0_p1 */
-  {"softmax", KITE_BF16, 6145, 7936, 1057},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 7937, 8192, 1039},  /* softmax_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_BF16, 8193, 9728, 1074},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 9729, 12288, 1052},  /* softmax_bf16_reg_t512_r1_n3_v16_c0_p1 */
-  {"softmax", KITE_BF16, 12289, 16383, 1058},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_BF16, 16384, 16384, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 16385, 24195, 1075},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_BF16, 24196, 32768, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 32769, 40960, 1220},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 40961, 49152, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 49153, 50534, 1196},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_BF16, 50535, 63488, 1176},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_BF16, 63489, 68437, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 68438, 73728, 1220},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_BF16, 73729, 81920, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 81921, 131072, 1188},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_BF16, 131073, 147456, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_BF16, 147457, 262144, 1200},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_BF16, 262145, 1073741824, 1218},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 1, 234, 1080},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 235, 256, 1081},  /* softmax_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax", KITE_F16, 257, 511, 1088},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 512, 980, 1108},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 981, 1023, 1089},  /* softmax_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 1024, 1217, 1099},  /* softmax_f16_reg_t64_r2_n3_v16_c0_p1 */
-  {"softmax", KITE_F16, 1218, 1511, 1101},  /* softmax_f16_reg_t64_r4_n3_v16_c0_p1 */
-  {"softmax", KITE_F16, 1512, 2047, 1083},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2048, 2048, 1087},  /* softmax_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 2049, 2434, 1096},  /* softmax_f16_reg_t128_r1_n3_v16_c0_p1 */
-  {"softmax", KITE_F16, 2435, 3071, 1100},  /* softmax_f16_reg_t128_r2_n3_v16_c0_p1 */
-  {"softmax", KITE_F16, 3072, 3840, 1107},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 3841, 4096, 1084},  /* softmax_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 4097, 6143, 1097},  /* softmax_f16_reg_t256_r1_n3_v16_c0_p1 */
-  {"softmax", KITE_F16, 6144, 7936, 1103},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 7937, 8192, 1085},  /* softmax_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F16, 8193, 10172, 1120},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 10173, 12288, 1098},  /* softmax_f16_reg_t512_r1_n3_v16_c0_p1 */
-  {"softmax", KITE_F16, 12289, 16383, 1104},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F16, 16384, 16384, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 16385, 24195, 1121},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F16, 24196, 32768, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 32769, 40960, 1223},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F16, 40961, 49152, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 49153, 51200, 1190},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F16, 51201, 64512, 1181},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
-  {"softmax", KITE_F16, 64513, 81920, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 81921, 131072, 1193},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x4 */
-  {"softmax", KITE_F16, 131073, 147456, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F16, 147457, 262144, 1205},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
-  {"softmax", KITE_F16, 262145, 1073741824, 1221},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 1, 116, 1126},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 117, 128, 1127},  /* softmax_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax", KITE_F32, 129, 214, 1136},  /* softmax_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 215, 244, 1134},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 245, 489, 1132},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 490, 511, 1135},  /* softmax_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 512, 980, 1129},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 981, 1023, 1133},  /* softmax_f32_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1024, 1386, 1153},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 1387, 1960, 1130},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 1961, 3921, 1149},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 3922, 4096, 1131},  /* softmax_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax", KITE_F32, 4097, 4352, 1169},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p4 */
-  {"softmax", KITE_F32, 4353, 4864, 1166},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 4865, 8192, 1150},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
-  {"softmax", KITE_F32, 8193, 11776, 1167},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
-  {"softmax", KITE_F32, 11777, 16384, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 16385, 20480, 1226},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 20481, 24576, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 24577, 27553, 1195},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 27554, 28672, 1226},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 28673, 29696, 1195},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax", KITE_F32, 29697, 32768, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 32769, 36864, 1226},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
-  {"softmax", KITE_F32, 36865, 40960, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 40961, 65536, 1207},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax", KITE_F32, 65537, 73728, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax", KITE_F32, 73729, 131072, 1217},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax", KITE_F32, 131073, 1073741824, 1224},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
-  {"softmax_bwd", KITE_BF16, 1, 244, 1230},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 245, 256, 1231},  /* softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 449, 1238},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 450, 512, 1240},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 938, 1236},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 939, 1024, 1239},  /* softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 1792, 1232},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1793, 2048, 1237},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 4096, 1233},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 4276, 1244},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 4277, 8192, 1234},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 11093, 1245},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 11094, 12097, 1235},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 12098, 14848, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 14849, 16384, 1235},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16385, 19456, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 19457, 27553, 1294},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_BF16, 27554, 32768, 1296},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_BF16, 32769, 65536, 1304},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 65537, 110217, 1305},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 110218, 118784, 1314},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 118785, 131072, 1307},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 131073, 262143, 1317},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 262144, 262144, 1315},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1241},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1, 244, 1248},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 245, 256, 1249},  /* softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 512, 1256},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 938, 1254},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 939, 1024, 1257},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 1536, 1250},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1537, 2048, 1255},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 4096, 1251},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 4276, 1262},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 4277, 8192, 1252},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 10623, 1263},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 10624, 12097, 1253},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 12098, 14848, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 14849, 16384, 1253},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 16385, 19456, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 19457, 27553, 1298},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F16, 27554, 32768, 1300},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 32769, 51200, 1299},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F16, 51201, 63488, 1308},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 63489, 65536, 1310},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 65537, 110217, 1309},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 110218, 120193, 1318},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F16, 120194, 131072, 1311},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 131073, 262144, 1321},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1259},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1, 111, 1266},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 112, 127, 1267},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 128, 139, 1274},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 140, 255, 1276},  /* softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 256, 394, 1272},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 395, 511, 1275},  /* softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 512, 1023, 1268},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1024, 1024, 1326},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
-  {"softmax_bwd", KITE_F32, 1025, 2048, 1269},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 2049, 2138, 1280},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 2139, 4095, 1270},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4096, 4096, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 4097, 5792, 1281},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F32, 5793, 6048, 1271},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 6049, 7168, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 7169, 8192, 1271},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 8193, 10172, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F32, 10173, 16384, 1293},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F32, 16385, 32768, 1303},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F32, 32769, 65536, 1313},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F32, 65537, 131072, 1323},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1277},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 2049, 2542, 630},  /* layernorm_bwd_bf16_reg_t128_r1_n3_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 2543, 3072, 634},  /* layernorm_bwd_bf16_reg_t128_r2_n3_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 3073, 4095, 638},  /* layernorm_bwd_bf16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 4096, 4096, 623},  /* layernorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 4097, 6144, 631},  /* layernorm_bwd_bf16_reg_t256_r1_n3_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 6145, 8192, 639},  /* layernorm_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_BF16, 8193, 11584, 632},  /* layernorm_bwd_bf16_reg_t512_r1_n3_v16_c0_p1 */
+  {"layernorm_bwd", KITE_BF16, 11585, 16384, 686},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_BF16, 16385, 32768, 689},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_BF16, 32769, 52224, 706},  /* layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_BF16, 52225, 65536, 699},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_BF16, 65537, 131072, 709},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_BF16, 131073, 262144, 719},  /* layernorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_BF16, 262145, 1073741824, 636},  /* layernorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1, 214, 642},  /* layernorm_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 215, 256, 659},  /* layernorm_bwd_f16_bulk_t32_r8_n1_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 257, 512, 649},  /* layernorm_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 513, 1024, 647},  /* layernorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1025, 1536, 655},  /* layernorm_bwd_f16_reg_t64_r2_n3_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 1537, 2048, 648},  /* layernorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 2049, 2232, 652},  /* layernorm_bwd_f16_reg_t128_r1_n3_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 2233, 3072, 656},  /* layernorm_bwd_f16_reg_t128_r2_n3_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 3073, 3584, 660},  /* layernorm_bwd_f16_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 3585, 4096, 645},  /* layernorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 4097, 6144, 653},  /* layernorm_bwd_f16_reg_t256_r1_n3_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 6145, 8192, 661},  /* layernorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F16, 8193, 12288, 654},  /* layernorm_bwd_f16_reg_t512_r1_n3_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F16, 12289, 16384, 690},  /* layernorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F16, 16385, 32768, 693},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"layernorm_bwd", KITE_F16, 32769, 65536, 703},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x4 */
+  {"layernorm_bwd", KITE_F16, 65537, 131072, 713},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"layernorm_bwd", KITE_F16, 131073, 262144, 723},  /* layernorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"layernorm_bwd", KITE_F16, 262145, 1073741824, 658},  /* layernorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1, 82, 664},  /* layernorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 83, 128, 665},  /* layernorm_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 129, 188, 671},  /* layernorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 189, 256, 673},  /* layernorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 257, 361, 669},  /* layernorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 362, 512, 672},  /* layernorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 513, 860, 666},  /* layernorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 861, 1024, 670},  /* layernorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 1025, 1271, 682},  /* layernorm_bwd_f32_bulk_t256_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 1272, 2048, 667},  /* layernorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"layernorm_bwd", KITE_F32, 2049, 4096, 683},  /* layernorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"layernorm_bwd", KITE_F32, 4097, 8192, 694},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 8193, 14336, 704},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 14337, 16384, 695},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"layernorm_bwd", KITE_F32, 16385, 30047, 714},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"layernorm_bwd", KITE_F32, 30048, 32768, 705},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"layernorm_bwd", KITE_F32, 32769, 65536, 724},  /* layernorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 65537, 131072, 725},  /* layernorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"layernorm_bwd", KITE_F32, 131073, 1073741824, 680},  /* layernorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1, 188, 731},  /* rmsnorm_bf16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_BF16, 189, 256, 729},  /* rmsnorm_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 257, 469, 738},  /* rmsnorm_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 470, 512, 740},  /* rmsnorm_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 513, 938, 757},  /* rmsnorm_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 939, 1023, 739},  /* rmsnorm_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1024, 1511, 749},  /* rmsnorm_bf16_reg_t64_r2_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1512, 1536, 751},  /* rmsnorm_bf16_reg_t64_r4_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1537, 1960, 758},  /* rmsnorm_bf16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 1961, 2047, 732},  /* rmsnorm_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2048, 2895, 746},  /* rmsnorm_bf16_reg_t128_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 2896, 3072, 750},  /* rmsnorm_bf16_reg_t128_r2_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 3073, 3840, 756},  /* rmsnorm_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 3841, 4096, 733},  /* rmsnorm_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 4097, 6144, 747},  /* rmsnorm_bf16_reg_t256_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 6145, 8192, 753},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 8193, 8554, 769},  /* rmsnorm_bf16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_BF16, 8555, 12288, 748},  /* rmsnorm_bf16_reg_t512_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 12289, 16384, 754},  /* rmsnorm_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_BF16, 16385, 24576, 910},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 24577, 32767, 876},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm", KITE_BF16, 32768, 49152, 905},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 49153, 65536, 886},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 65537, 76800, 905},  /* rmsnorm_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_BF16, 76801, 81920, 910},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 81921, 106496, 894},  /* rmsnorm_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_BF16, 106497, 116736, 896},  /* rmsnorm_bf16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_BF16, 116737, 131072, 887},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_BF16, 131073, 139264, 910},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_BF16, 139265, 262144, 897},  /* rmsnorm_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_BF16, 262145, 1073741824, 910},  /* rmsnorm_bf16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 1, 188, 776},  /* rmsnorm_f16_reg_t32_r8_n1_v16_c0_p2 */
+  {"rmsnorm", KITE_F16, 189, 256, 774},  /* rmsnorm_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 257, 489, 783},  /* rmsnorm_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 490, 512, 785},  /* rmsnorm_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 513, 980, 802},  /* rmsnorm_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 981, 1023, 784},  /* rmsnorm_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1024, 1447, 794},  /* rmsnorm_f16_reg_t64_r2_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1448, 1536, 796},  /* rmsnorm_f16_reg_t64_r4_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1537, 1960, 803},  /* rmsnorm_f16_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 1961, 2047, 777},  /* rmsnorm_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2048, 2048, 782},  /* rmsnorm_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 2049, 3024, 791},  /* rmsnorm_f16_reg_t128_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3025, 3072, 795},  /* rmsnorm_f16_reg_t128_r2_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3073, 3921, 801},  /* rmsnorm_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 3922, 4096, 778},  /* rmsnorm_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 4097, 6144, 792},  /* rmsnorm_f16_reg_t256_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 6145, 8192, 798},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 8193, 8554, 814},  /* rmsnorm_f16_bulk_t1024_r1_n2_v16_c0_p4 */
+  {"rmsnorm", KITE_F16, 8555, 12288, 793},  /* rmsnorm_f16_reg_t512_r1_n3_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 12289, 16384, 799},  /* rmsnorm_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F16, 16385, 24576, 911},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 24577, 32767, 880},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm", KITE_F16, 32768, 49152, 907},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 49153, 65536, 890},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 65537, 71467, 907},  /* rmsnorm_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F16, 71468, 81920, 911},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 81921, 105544, 898},  /* rmsnorm_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F16, 105545, 116736, 891},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm", KITE_F16, 116737, 131072, 900},  /* rmsnorm_f16_bulk_t256_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_F16, 131073, 139264, 911},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F16, 139265, 262144, 901},  /* rmsnorm_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm", KITE_F16, 262145, 1073741824, 911},  /* rmsnorm_f16_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 1, 128, 819},  /* rmsnorm_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 129, 255, 828},  /* rmsnorm_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 256, 346, 849},  /* rmsnorm_f32_reg_t32_r8_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 347, 449, 847},  /* rmsnorm_f32_reg_t32_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 450, 489, 826},  /* rmsnorm_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 490, 511, 845},  /* rmsnorm_f32_reg_t64_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 512, 980, 848},  /* rmsnorm_f32_reg_t64_r4_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 981, 1023, 827},  /* rmsnorm_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1024, 1511, 846},  /* rmsnorm_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 1512, 2048, 823},  /* rmsnorm_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 2049, 4096, 843},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 4097, 8192, 844},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"rmsnorm", KITE_F32, 8193, 9216, 915},  /* rmsnorm_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"rmsnorm", KITE_F32, 9217, 12288, 912},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 12289, 15360, 882},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm", KITE_F32, 15361, 16383, 912},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 16384, 24576, 909},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 24577, 32767, 892},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm", KITE_F32, 32768, 40692, 909},  /* rmsnorm_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"rmsnorm", KITE_F32, 40693, 40960, 912},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 40961, 65536, 902},  /* rmsnorm_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 65537, 73728, 912},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm", KITE_F32, 73729, 131072, 903},  /* rmsnorm_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm", KITE_F32, 131073, 1073741824, 912},  /* rmsnorm_f32_loop_t512_r1_n2_v16_c6_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1, 256, 916},  /* rmsnorm_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 257, 512, 926},  /* rmsnorm_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 513, 608, 922},  /* rmsnorm_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 609, 1024, 925},  /* rmsnorm_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1025, 1327, 918},  /* rmsnorm_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 1328, 2048, 923},  /* rmsnorm_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 2049, 4096, 919},  /* rmsnorm_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 4097, 8192, 920},  /* rmsnorm_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 8193, 10172, 931},  /* rmsnorm_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_BF16, 10173, 15023, 972},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 15024, 16384, 921},  /* rmsnorm_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_BF16, 16385, 25600, 973},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_BF16, 25601, 32767, 982},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32768, 32768, 980},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_BF16, 32769, 59392, 992},  /* rmsnorm_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 59393, 65536, 990},  /* rmsnorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 65537, 131072, 993},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_BF16, 131073, 262144, 1003},  /* rmsnorm_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_BF16, 262145, 1073741824, 927},  /* rmsnorm_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1, 256, 935},  /* rmsnorm_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 257, 512, 944},  /* rmsnorm_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 513, 608, 940},  /* rmsnorm_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 609, 1024, 943},  /* rmsnorm_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1025, 1165, 936},  /* rmsnorm_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 1166, 2048, 941},  /* rmsnorm_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 2049, 4096, 937},  /* rmsnorm_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 4097, 4276, 948},  /* rmsnorm_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 4277, 8192, 938},  /* rmsnorm_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 8193, 10623, 949},  /* rmsnorm_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F16, 10624, 15023, 976},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 15024, 16384, 939},  /* rmsnorm_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F16, 16385, 27553, 977},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x2 */
+  {"rmsnorm_bwd", KITE_F16, 27554, 32768, 986},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"rmsnorm_bwd", KITE_F16, 32769, 57344, 996},  /* rmsnorm_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 57345, 65536, 994},  /* rmsnorm_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F16, 65537, 131072, 997},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"rmsnorm_bwd", KITE_F16, 131073, 262144, 1007},  /* rmsnorm_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"rmsnorm_bwd", KITE_F16, 262145, 1073741824, 945},  /* rmsnorm_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1, 128, 952},  /* rmsnorm_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 129, 145, 960},  /* rmsnorm_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 146, 256, 962},  /* rmsnorm_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 257, 449, 958},  /* rmsnorm_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 450, 512, 961},  /* rmsnorm_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 513, 860, 954},  /* rmsnorm_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 861, 1024, 959},  /* rmsnorm_bwd_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 1025, 2048, 955},  /* rmsnorm_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 2049, 2304, 966},  /* rmsnorm_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 2305, 4096, 956},  /* rmsnorm_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 4097, 5792, 967},  /* rmsnorm_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"rmsnorm_bwd", KITE_F32, 5793, 8192, 957},  /* rmsnorm_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"rmsnorm_bwd", KITE_F32, 8193, 14848, 988},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 14849, 16384, 979},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"rmsnorm_bwd", KITE_F32, 16385, 29696, 998},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 29697, 32768, 989},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"rmsnorm_bwd", KITE_F32, 32769, 65535, 1008},  /* rmsnorm_bwd_f32_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 65536, 65536, 999},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"rmsnorm_bwd", KITE_F32, 65537, 131072, 1009},  /* rmsnorm_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"rmsnorm_bwd", KITE_F32, 131073, 1073741824, 963},  /* rmsnorm_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1, 234, 1052},  /* softmax_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 235, 256, 1053},  /* softmax_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax", KITE_BF16, 257, 511, 1060},  /* softmax_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 512, 980, 1080},  /* softmax_bf16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 981, 1023, 1061},  /* softmax_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1024, 1511, 1073},  /* softmax_bf16_reg_t64_r4_n3_v16_c0_p1 */
+  {"softmax", KITE_BF16, 1512, 2047, 1055},  /* softmax_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 2048, 3072, 1072},  /* softmax_bf16_reg_t128_r2_n3_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3073, 3921, 1079},  /* softmax_bf16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 3922, 4096, 1056},  /* softmax_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 4097, 6144, 1069},  /* softmax_bf16_reg_t256_r1_n3_v16_c0_p1 */
+  {"softmax", KITE_BF16, 6145, 7936, 1075},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 7937, 8192, 1057},  /* softmax_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_BF16, 8193, 9728, 1092},  /* softmax_bf16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 9729, 12288, 1070},  /* softmax_bf16_reg_t512_r1_n3_v16_c0_p1 */
+  {"softmax", KITE_BF16, 12289, 16383, 1076},  /* softmax_bf16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_BF16, 16384, 16384, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 16385, 24195, 1093},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_BF16, 24196, 32768, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 32769, 40960, 1238},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 40961, 49152, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 49153, 50534, 1214},  /* softmax_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_BF16, 50535, 63488, 1194},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_BF16, 63489, 68437, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 68438, 73728, 1238},  /* softmax_bf16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_BF16, 73729, 81920, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 81921, 131072, 1206},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_BF16, 131073, 147456, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_BF16, 147457, 262144, 1218},  /* softmax_bf16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_BF16, 262145, 1073741824, 1236},  /* softmax_bf16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 1, 234, 1098},  /* softmax_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 235, 256, 1099},  /* softmax_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax", KITE_F16, 257, 511, 1106},  /* softmax_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 512, 980, 1126},  /* softmax_f16_reg_t32_r4_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 981, 1023, 1107},  /* softmax_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 1024, 1217, 1117},  /* softmax_f16_reg_t64_r2_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 1218, 1511, 1119},  /* softmax_f16_reg_t64_r4_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 1512, 2047, 1101},  /* softmax_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2048, 2048, 1105},  /* softmax_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 2049, 2434, 1114},  /* softmax_f16_reg_t128_r1_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 2435, 3071, 1118},  /* softmax_f16_reg_t128_r2_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 3072, 3840, 1125},  /* softmax_f16_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 3841, 4096, 1102},  /* softmax_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 4097, 6143, 1115},  /* softmax_f16_reg_t256_r1_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 6144, 7936, 1121},  /* softmax_f16_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 7937, 8192, 1103},  /* softmax_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F16, 8193, 10172, 1138},  /* softmax_f16_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 10173, 12288, 1116},  /* softmax_f16_reg_t512_r1_n3_v16_c0_p1 */
+  {"softmax", KITE_F16, 12289, 16383, 1122},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F16, 16384, 16384, 1239},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 16385, 24195, 1139},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F16, 24196, 32768, 1239},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 32769, 40960, 1241},  /* softmax_f16_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F16, 40961, 49152, 1239},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 49153, 51200, 1208},  /* softmax_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F16, 51201, 64512, 1199},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x2 */
+  {"softmax", KITE_F16, 64513, 81920, 1239},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 81921, 131072, 1211},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x4 */
+  {"softmax", KITE_F16, 131073, 147456, 1239},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F16, 147457, 262144, 1223},  /* softmax_f16_bulk_t1024_r1_n4_v16_c0_p2_x8 */
+  {"softmax", KITE_F16, 262145, 1073741824, 1239},  /* softmax_f16_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 1, 116, 1144},  /* softmax_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 117, 128, 1145},  /* softmax_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax", KITE_F32, 129, 214, 1154},  /* softmax_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 215, 244, 1152},  /* softmax_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 245, 489, 1150},  /* softmax_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 490, 511, 1153},  /* softmax_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 512, 980, 1147},  /* softmax_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 981, 1023, 1151},  /* softmax_f32_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1024, 1386, 1171},  /* softmax_f32_reg_t128_r2_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 1387, 1960, 1148},  /* softmax_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 1961, 3921, 1167},  /* softmax_f32_reg_t256_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 3922, 4096, 1149},  /* softmax_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax", KITE_F32, 4097, 4352, 1187},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p4 */
+  {"softmax", KITE_F32, 4353, 4864, 1184},  /* softmax_f32_bulk_t512_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 4865, 8192, 1168},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1 */
+  {"softmax", KITE_F32, 8193, 11776, 1185},  /* softmax_f32_bulk_t1024_r1_n4_v16_c0_p2 */
+  {"softmax", KITE_F32, 11777, 16384, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 16385, 20480, 1244},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 20481, 24576, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 24577, 27553, 1213},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 27554, 28672, 1244},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 28673, 29696, 1213},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax", KITE_F32, 29697, 32768, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 32769, 36864, 1244},  /* softmax_f32_stream_t512_r1_n2_v16_c3_p4 */
+  {"softmax", KITE_F32, 36865, 40960, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 40961, 65536, 1225},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax", KITE_F32, 65537, 73728, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax", KITE_F32, 73729, 131072, 1235},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax", KITE_F32, 131073, 1073741824, 1242},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
+  {"softmax_bwd", KITE_BF16, 1, 244, 1248},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 245, 256, 1249},  /* softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 257, 449, 1256},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 450, 512, 1258},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 513, 938, 1254},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 939, 1024, 1257},  /* softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1025, 1792, 1250},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1793, 2048, 1255},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2049, 4096, 1251},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4097, 4276, 1262},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 4277, 8192, 1252},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 11093, 1263},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 11094, 12097, 1253},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 12098, 14848, 1259},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 14849, 16384, 1253},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16385, 19456, 1259},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 19457, 27553, 1312},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_BF16, 27554, 32768, 1314},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_BF16, 32769, 65536, 1322},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 65537, 110217, 1323},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 110218, 118784, 1332},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 118785, 131072, 1325},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 131073, 262143, 1335},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 262144, 262144, 1333},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1259},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1, 244, 1266},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 245, 256, 1267},  /* softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 257, 512, 1274},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 513, 938, 1272},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 939, 1024, 1275},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1025, 1536, 1268},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1537, 2048, 1273},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2049, 4096, 1269},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4097, 4276, 1280},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 4277, 8192, 1270},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 10623, 1281},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 10624, 12097, 1271},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 12098, 14848, 1277},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 14849, 16384, 1271},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 16385, 19456, 1277},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 19457, 27553, 1316},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 27554, 32768, 1318},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 32769, 51200, 1317},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 51201, 63488, 1326},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 63489, 65536, 1328},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 65537, 110217, 1327},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 110218, 120193, 1336},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 120194, 131072, 1329},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 131073, 262144, 1339},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 262145, 1073741824, 1277},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1, 111, 1284},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 112, 127, 1285},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 128, 139, 1292},  /* softmax_bwd_f32_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 140, 255, 1294},  /* softmax_bwd_f32_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 256, 394, 1290},  /* softmax_bwd_f32_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 395, 511, 1293},  /* softmax_bwd_f32_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 512, 1023, 1286},  /* softmax_bwd_f32_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1024, 1024, 1344},  /* softmax_bwd_f32_loop_t256_r1_n4_e1_c0_p1 */
+  {"softmax_bwd", KITE_F32, 1025, 2048, 1287},  /* softmax_bwd_f32_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 2049, 2138, 1298},  /* softmax_bwd_f32_bulk_t512_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 2139, 4095, 1288},  /* softmax_bwd_f32_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4096, 4096, 1295},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 4097, 5792, 1299},  /* softmax_bwd_f32_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F32, 5793, 6048, 1289},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 6049, 7168, 1295},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 7169, 8192, 1289},  /* softmax_bwd_f32_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 8193, 10172, 1295},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F32, 10173, 16384, 1311},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F32, 16385, 32768, 1321},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F32, 32769, 65536, 1331},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F32, 65537, 131072, 1341},  /* softmax_bwd_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F32, 131073, 1073741824, 1295},  /* softmax_bwd_f32_loop_t512_r1_n2_v16_c0_p1 */
 };
 
 /* gpu, rules, models, spans: the runtime takes the first set whose gpu the device's name
    holds (case aside), else the first (runtime/kite_dispatch.c) */
 const struct kite_gpu_table kite_gpu_tables[] = {
   {"h200", kite_rules_0, 665, kite_gemm_models_0, 19, kite_row_spans_0, 535},
-  {"h100", kite_rules_1, 665, kite_gemm_models_1, 19, kite_row_spans_1, 705},
+  {"h100", kite_rules_1, 665, kite_gemm_models_1, 19, kite_row_spans_1, 707},
 };
 const int32_t kite_gpu_tables_len = 2;

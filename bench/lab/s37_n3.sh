@@ -6,11 +6,13 @@
 export KITE_COMMIT=${KITE_COMMIT:-s37}
 source .deps/env.sh 2>/dev/null
 END=${S37_END:-560}
-OPS=rmsnorm,softmax,cross_entropy,layernorm
+# S37_OPS / S37_BYNAME / S37_DTYPES: the ops, the variants tested by name and the dtypes retuned
+# (layernorm_bwd's three-access rows, wip/s37-lnb3: S37_OPS=layernorm_bwd S37_BYNAME='layernorm_bwd_*_n3_*')
+OPS=${S37_OPS:-rmsnorm,softmax,cross_entropy,layernorm}
 NS=1536,2048,3072,4096,6144,8192,12288,16384
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
 echo "$G" | grep -q H200 && exec bash bench/lab/s37_call1.sh
-KITE_BYNAME='*_n3_*' KITE_CALL_S=${S37_BYNAME_S:-230} bash bench/device_run.sh byname > $OUT/byname.log 2>&1
+KITE_BYNAME=${S37_BYNAME:-'*_n3_*'} KITE_CALL_S=${S37_BYNAME_S:-230} bash bench/device_run.sh byname > $OUT/byname.log 2>&1
 echo "byname rc=$? ($SECONDS s)"; grep -E "build:|prebuilt" $OUT/byname.log | head -3
 grep -A3 "tested by name" $OUT/summary.txt
 grep -E "(Failure|Error)" $OUT/byname_tests.log | cut -c1-300 | head -5
@@ -24,9 +26,9 @@ awk '$3 == "*" { d[$1" "$2] = $4" "$5 } $3 == "-" && $4 ~ /_n3_/ { k = $1" "$2; 
      END { for (k in d) printf "%-22s dispatched %s | best n3 %s %s | best other %s %s | n3/other %.3f\n", k, d[k], b3[k], t3[k], bo[k], to[k], t3[k] / to[k] }' \
   $OUT/all.txt | sort -k1,1 -k2n
 grep -q " 0 failures, 0 errors" $OUT/summary.txt || { echo "a test failed: no retune"; exit 0; }
-for d in bf16 f16; do
+for d in ${S37_DTYPES:-bf16 f16}; do
   for op in ${OPS//,/ }; do
-    [ $(( END - SECONDS )) -gt 120 ] || { echo "tune $op $d: not run"; continue; }
+    [ $(( END - SECONDS )) -gt ${S37_TUNE_KEEP:-120} ] || { echo "tune $op $d: not run"; continue; }
     timeout 60 build/kite-bench --tune $OUT/t.$op.$d.tsv --times $OUT/t.$op.$d.times.tsv --op $op --dtype $d \
       > $OUT/tune.$op.$d.log 2>&1 && T+=" $OUT/t.$op.$d"; echo "tune $op $d rc=$? ($SECONDS s)"
   done

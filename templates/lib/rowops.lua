@@ -79,7 +79,8 @@ function M.occupancy(p, opts)
   local co = opts.cluster_occupancy
   if p.cluster > 1 and co then return type(co) == "function" and co(p) or co end
   if M.staged(p) then return M.STAGED_THREADS end
-  if opts.occupancy then return opts.occupancy end
+  local o = opts.occupancy
+  if o then return type(o) == "function" and o(p) or o end
   return (M.footprint(p) <= 32 and p.rows <= 4) and 1536 or 1024
 end
 
@@ -210,11 +211,17 @@ M.OPS = {
                   staged_pipe = 2 },
   -- as rmsnorm_bwd, with two sums over rows (dw and db: two partial rows per
   -- CTA); 768 threads per SM (80 registers: 64 spill, and so do rows of
-  -- 1024 threads, which get no more).  Bulk cluster rows of 512 threads fit
+  -- 1024 threads, which get no more); register rows of up to three accesses
+  -- per operand (three: rows of 1.5 * 2^k, where two left a quarter idle:
+  -- H100 tune, 6144 +15-19% an element against 4096 / 8192; 16-bit ones at
+  -- 512 threads per SM, 128 registers).  Bulk cluster rows of 512 threads fit
   -- only with dw's sums in registers (acc_reg_sums), their row read out of
   -- its stage where used (127 registers, no spill)
-  layernorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 768, shared_w = 1, bulk_first = {},
-                    modes = { reg = true, loop = true, bulk = true }, nv_max = 2, pipe_max = 1,
+  layernorm_bwd = { two_pass = false, stream_operands = 2, shared_w = 1, bulk_first = {},
+                    occupancy = function(p)   -- 16-bit rows of three: 80 registers spill 24-32 bytes
+                      return p.nv == 3 and dtypes[p.dtype].size == 2 and 512 or 768
+                    end,
+                    modes = { reg = true, loop = true, bulk = true }, nv_max = 3, pipe_max = 1,
                     cluster_occupancy = 512, cluster_first = true, partials = 2, threads_max = 512,
                     staged = { "x", "dy" }, staged_pipe = 2 },
 }
