@@ -768,6 +768,37 @@ START_TEST(heuristic_never_picks_tuned_only_variants)
 }
 END_TEST
 
+/* Three-access rows (rowops.lua three_ok, session 37): a register row of
+   64-512 threads, one row block a CTA, whose chunk is 1.5 * 2^k elements, so
+   that such a row fills its CTA; only ops whose register rows may hold three
+   accesses get them (not softmax_bwd, rmsnorm_bwd, rmsnorm_res: nv_max 2),
+   and the tune alone picks them (rank 6). */
+START_TEST(three_access_rows_fill_a_chunk_of_one_and_a_half_powers)
+{
+  static const char *with[] = { "rmsnorm", "softmax", "cross_entropy", "layernorm", "cross_entropy_bwd",
+                                "layernorm_bwd" };
+  static const char *without[] = { "softmax_bwd", "rmsnorm_bwd", "rmsnorm_res" };
+  int found[6] = { 0 };
+  for (int32_t i = 0; i < kite_variants_len; i++) {
+    const struct kite_variant *v = &kite_variants[i];
+    if (v->tile_m != 0 || strstr(v->name, "_n3_") == NULL) continue;
+    ck_assert_msg(has_tag(v->name, "reg") && strstr(v->name, "_x") == NULL && has_tag(v->name, "p1"),
+                  "%s: three accesses outside a one-CTA register row", v->name);
+    ck_assert_msg(v->rank == ROW_RANK_TUNED_ONLY, "%s: rank %d", v->name, (int)v->rank);
+    const int64_t per_thread = 3 * (16 / kt_dtype_size(v->dtype));
+    ck_assert_msg(v->n_max % per_thread == 0, "%s: n_max %lld", v->name, (long long)v->n_max);
+    const int64_t threads = v->n_max / per_thread;   /* a power of two from 64 to 512 */
+    ck_assert_msg(threads >= 64 && threads <= 512 && (threads & (threads - 1)) == 0, "%s: %lld threads",
+                  v->name, (long long)threads);
+    for (size_t k = 0; k < sizeof without / sizeof without[0]; k++)
+      ck_assert_msg(strcmp(v->op, without[k]) != 0, "%s: its op holds two accesses at most", v->name);
+    for (size_t k = 0; k < sizeof with / sizeof with[0]; k++) found[k] += strcmp(v->op, with[k]) == 0;
+  }
+  for (size_t k = 0; k < sizeof with / sizeof with[0]; k++)
+    ck_assert_msg(found[k] == 18, "%s: %d three-access rows, 18 expected (6 shapes, 3 dtypes)", with[k], found[k]);
+}
+END_TEST
+
 /* What the entry point sees of a layout: an odd bf16 stride leaves 2-byte
    alignment, and that must still find a variant (the element-wise one). */
 START_TEST(odd_stride_dispatches_to_the_element_wise_variant)
@@ -2212,6 +2243,7 @@ int main(void)
   tcase_add_loop_test(tc, dispatch_picks_lowest_rank_then_tightest_range, 0, OP_COUNT * 3);
   tcase_add_test(tc, dispatch_facts_of_the_committed_space);
   tcase_add_test(tc, heuristic_never_picks_tuned_only_variants);
+  tcase_add_test(tc, three_access_rows_fill_a_chunk_of_one_and_a_half_powers);
   tcase_add_test(tc, odd_stride_dispatches_to_the_element_wise_variant);
   tcase_add_test(tc, align_of_is_the_lowest_common_power_of_two);
   tcase_add_test(tc, explain_arguments);
