@@ -18,8 +18,8 @@ grep -A3 "tested by name" $OUT/summary.txt
 grep -E "(Failure|Error)" $OUT/byname_tests.log | cut -c1-300 | head -5
 timeout 100 build/kite-bench --variants --warmup 3 --reps 20 --op $OPS --n $NS > $OUT/var.txt 2>&1
 echo "variants rc=$? ($SECONDS s)"
-awk '$4 ~ /^[0-9]+$/ && NF >= 9 {
-  if ($5 == "*" || $5 == "=") print $1, $4, $5, $6, $7, $10; else print $1, $4, "-", $5, $6, $9 }' $OUT/var.txt > $OUT/all.txt
+source bench/lab/variant_rows.sh
+variant_rows $OUT/var.txt > $OUT/all.txt
 # per op and N: the dispatched row, the fastest n3 row and the fastest other
 awk '$3 == "*" { d[$1" "$2] = $4" "$5 } $3 == "-" && $4 ~ /_n3_/ { k = $1" "$2; if (!(k in b3) || $5 < t3[k]) { b3[k] = $4; t3[k] = $5 } }
      $3 == "-" && $4 !~ /_n3_/ { k = $1" "$2; if (!(k in bo) || $5 < to[k]) { bo[k] = $4; to[k] = $5 } }

@@ -1,6 +1,6 @@
 # Session 37: is the H100 set's pick the fastest at M*N = 2^28 for the long rows?
 # kite-bench --variants (every variant, default runs) at 64 K-256 K, each op in turn,
-# the dispatched row ('*') and the three fastest per op and N.
+# the dispatched row ('*') and the three (S37_TOP) fastest per op and N.
 export KITE_COMMIT=${KITE_COMMIT:-s37}
 source .deps/env.sh 2>/dev/null
 END=${S37_END:-560}
@@ -11,10 +11,7 @@ for op in ${S37_OPS:-softmax_bwd layernorm layernorm_bwd rmsnorm_bwd softmax rms
   timeout $(( left - 5 )) build/kite-bench --variants --warmup 3 --reps ${S37_REPS:-20} --op $op --n ${S37_N:-65536,131072,262144} \
     > $OUT/var_$op.txt 2>&1; echo "$op rc=$? ($SECONDS s)"
 done
-cat $OUT/var_*.txt | awk '$4 ~ /^[0-9]+$/ && NF >= 9 {
-  if ($5 == "*" || $5 == "=") print $1, $4, $5, $6, $7, $10; else print $1, $4, "-", $5, $6, $9 }' > $OUT/all.txt
-# per op and N: the dispatched variant ('*'), then the three fastest variants (time column)
-awk '$3 == "*"' $OUT/all.txt
-awk '$3 != "="' $OUT/all.txt | sort -k1,1 -k2n -k5n |
-  awk '{ k = $1 " " $2; if (n[k]++ < 3) printf "%-18s %7s %s %-50s %8s %s\n", $1, $2, $3, $4, $5, $6 }'
+source bench/lab/variant_rows.sh
+variant_rows $OUT/var_*.txt > $OUT/all.txt
+variant_top ${S37_TOP:-3} < $OUT/all.txt
 cd $OUT && tar czf var.tgz var_*.txt && rm -f var_*.txt
