@@ -768,34 +768,42 @@ START_TEST(heuristic_never_picks_tuned_only_variants)
 }
 END_TEST
 
-/* Three-access rows (rowops.lua three_ok, session 37): a register row of
-   64-512 threads, one row block a CTA, whose chunk is 1.5 * 2^k elements, so
-   that such a row fills its CTA; only ops whose register rows may hold three
-   accesses get them (not softmax_bwd, rmsnorm_bwd, rmsnorm_res: nv_max 2),
-   and the tune alone picks them (rank 6). */
+/* Three-access rows (rowops.lua three_ok, sessions 37-38): a register row of
+   64-512 threads, one row block a CTA, or a bulk row of 256 or 512 threads
+   and two stages (ops of one staged operand), whose chunk is 1.5 * 2^k
+   elements, so that such a row fills its CTA; only ops whose register rows
+   may hold three accesses get them (not rmsnorm_res: nv_max 2), and the tune
+   alone picks them (rank 6). */
 START_TEST(three_access_rows_fill_a_chunk_of_one_and_a_half_powers)
 {
   static const char *with[] = { "rmsnorm", "softmax", "cross_entropy", "layernorm", "cross_entropy_bwd",
-                                "layernorm_bwd" };
-  static const char *without[] = { "softmax_bwd", "rmsnorm_bwd", "rmsnorm_res" };
-  int found[6] = { 0 };
+                                "layernorm_bwd", "softmax_bwd", "rmsnorm_bwd" };
+  static const int bulk_of[] = { 0, 6, 6, 0, 0, 0, 0, 0 };   /* two shapes, three dtypes */
+  int reg[8] = { 0 }, bulk[8] = { 0 };
   for (int32_t i = 0; i < kite_variants_len; i++) {
     const struct kite_variant *v = &kite_variants[i];
     if (v->tile_m != 0 || strstr(v->name, "_n3_") == NULL) continue;
-    ck_assert_msg(has_tag(v->name, "reg") && strstr(v->name, "_x") == NULL && has_tag(v->name, "p1"),
-                  "%s: three accesses outside a one-CTA register row", v->name);
+    const int is_reg = has_tag(v->name, "reg") && has_tag(v->name, "p1");
+    const int is_bulk = has_tag(v->name, "bulk") && has_tag(v->name, "p2");
+    ck_assert_msg((is_reg || is_bulk) && strstr(v->name, "_x") == NULL,
+                  "%s: three accesses outside a one-CTA register or bulk row", v->name);
     ck_assert_msg(v->rank == ROW_RANK_TUNED_ONLY, "%s: rank %d", v->name, (int)v->rank);
     const int64_t per_thread = 3 * (16 / kt_dtype_size(v->dtype));
     ck_assert_msg(v->n_max % per_thread == 0, "%s: n_max %lld", v->name, (long long)v->n_max);
-    const int64_t threads = v->n_max / per_thread;   /* a power of two from 64 to 512 */
-    ck_assert_msg(threads >= 64 && threads <= 512 && (threads & (threads - 1)) == 0, "%s: %lld threads",
-                  v->name, (long long)threads);
-    for (size_t k = 0; k < sizeof without / sizeof without[0]; k++)
-      ck_assert_msg(strcmp(v->op, without[k]) != 0, "%s: its op holds two accesses at most", v->name);
-    for (size_t k = 0; k < sizeof with / sizeof with[0]; k++) found[k] += strcmp(v->op, with[k]) == 0;
+    const int64_t threads = v->n_max / per_thread;   /* a power of two from 64 (bulk: 256) to 512 */
+    ck_assert_msg(threads >= (is_bulk ? 256 : 64) && threads <= 512 && (threads & (threads - 1)) == 0,
+                  "%s: %lld threads", v->name, (long long)threads);
+    int known = 0;
+    for (size_t k = 0; k < sizeof with / sizeof with[0]; k++)
+      if (strcmp(v->op, with[k]) == 0) known = 1, reg[k] += is_reg, bulk[k] += is_bulk;
+    ck_assert_msg(known, "%s: its op holds two accesses at most", v->name);
   }
-  for (size_t k = 0; k < sizeof with / sizeof with[0]; k++)
-    ck_assert_msg(found[k] == 18, "%s: %d three-access rows, 18 expected (6 shapes, 3 dtypes)", with[k], found[k]);
+  for (size_t k = 0; k < sizeof with / sizeof with[0]; k++) {
+    ck_assert_msg(reg[k] == 18, "%s: %d three-access register rows, 18 expected (6 shapes, 3 dtypes)", with[k],
+                  reg[k]);
+    ck_assert_msg(bulk[k] == bulk_of[k], "%s: %d three-access bulk rows, %d expected", with[k], bulk[k],
+                  bulk_of[k]);
+  }
 }
 END_TEST
 

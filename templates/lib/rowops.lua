@@ -165,8 +165,9 @@ M.OPS = {
   -- holding 128 bytes a thread: 512 threads per SM (128 registers; 64 spill)
   -- Their bulk rows stage both rows, two stages of them (each stage holds
   -- twice a single-operand row's bytes)
-  softmax_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, bulk_first = {},
-                  modes = { reg = true, loop = true, bulk = true }, nv_max = 2, pipe_max = 1,
+  softmax_bwd = { two_pass = false, stream_operands = 2, bulk_first = {},
+                  occupancy = function(p) return p.nv == 3 and 512 or 1024 end,   -- rows of three: 128 registers
+                  modes = { reg = true, loop = true, bulk = true }, nv_max = 3, pipe_max = 1,
                   cluster_occupancy = 512, staged = { "x", "dy" }, staged_pipe = 2 },
   -- one pass over x, no reduction: register rows (a whole row block's loads
   -- out at once) or plain streaming
@@ -205,8 +206,9 @@ M.OPS = {
   -- softmax_bwd's) keep their sums in shared memory as its other resident
   -- rows do: long rows, read once, without a partial row's read-modify-write
   -- per row; ranked before streaming (cluster_first).
-  rmsnorm_bwd = { two_pass = false, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
-                  modes = { reg = true, loop = true, bulk = true }, nv_max = 2, pipe_max = 1,
+  rmsnorm_bwd = { two_pass = false, stream_operands = 2, shared_w = 1, bulk_first = {},
+                  occupancy = function(p) return p.nv == 3 and 512 or 1024 end,   -- rows of three: 128 registers
+                  modes = { reg = true, loop = true, bulk = true }, nv_max = 3, pipe_max = 1,
                   cluster_occupancy = 512, cluster_first = true, partials = 1, staged = { "x", "dy" },
                   staged_pipe = 2 },
   -- as rmsnorm_bwd, with two sums over rows (dw and db: two partial rows per
@@ -229,7 +231,8 @@ for _, opts in pairs(M.OPS) do opts.staged = opts.staged or { "x" } end
 
 -- Staged variants: 16-byte accesses, 2 or 4 stages, at least one CTA per SM
 -- within the shared memory.  Bulk rows follow the resident rows' register
--- ladder (tiny rows take one access); streamed rows take 512 threads and two
+-- ladder (tiny rows take one access; ops of one staged operand also three,
+-- three_ok); streamed rows take 512 threads and two
 -- accesses each (four spill in cross-entropy), with or without a 3-chunk row
 -- cache for a second pass.
 function M.staged_valid(p, opts)
@@ -244,7 +247,7 @@ function M.staged_valid(p, opts)
   if p.cluster > 1 then return true end   -- cluster_ok has the shape
   if p.threads <= 128 then return p.nv == (p.threads == 32 and 1 or 2) end
   local most = 4 // opts.stream_operands
-  return p.nv == most or (p.threads == 256 and p.nv == 2)
+  return p.nv == most or (p.threads == 256 and p.nv == 2) or (p.nv == 3 and most == 4)
 end
 
 -- Cluster rows: one resident row split over `cluster` CTAs (16: past the
@@ -280,8 +283,8 @@ end
 -- against 1.42 at 16384, cross-entropy 0.95 against 0.80).  Register rows
 -- of 64-512 threads, one row block per CTA; ranked for the tune alone.
 local function three_ok(p)
-  return p.mode == "reg" and p.pipe == 1 and p.cluster == 1 and p.access == "v16"
-         and p.threads >= 64 and p.threads <= 512
+  local one = p.mode == "reg" and p.pipe == 1 or p.mode == "bulk" and p.pipe == 2   -- bulk: staged_valid
+  return one and p.cluster == 1 and p.access == "v16" and p.threads >= 64 and p.threads <= 512
 end
 
 local function cluster_ok(p, opts)
