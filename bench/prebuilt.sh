@@ -58,7 +58,9 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   mkdir -p "$(dirname "$excl")"
   grep -qx '/.prebuilt/' "$excl" 2>/dev/null || echo '/.prebuilt/' >> "$excl"
   rm -rf .prebuilt && mkdir .prebuilt
-  (cd "$src/build" && find obj -mindepth 2 -type f ! -path 'obj/runtime/*' | LC_ALL=C sort |
+  # not nvcc's dependency lists (*.d): they name this machine's CUDA headers, and a
+  # path missing on the GPU machine would have make rebuild every object there
+  (cd "$src/build" && find obj -mindepth 2 -type f ! -path 'obj/runtime/*' ! -name '*.d' | LC_ALL=C sort |
      tar cf - -T - | xz -9 -T0) >.prebuilt/objs.tar.xz
   prebuilt_hash >.prebuilt/hash
   prebuilt_sums >.prebuilt/sums
