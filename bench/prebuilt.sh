@@ -7,11 +7,12 @@
 # Then carry [".deps", ".prebuilt"] with `run`.
 
 # What every kernel object is made of besides its own source: the headers the
-# generated .cu files include and the flags (kite.mk).  Each object is then
+# generated .cu files include (runtime/'s and the shared helpers of
+# out/include/) and the flags (kite.mk).  Each object is then
 # keyed by its source's md5 (.prebuilt/sums), so that a template change costs
 # the device only the variants it changed.
 prebuilt_hash() {
-  (cd "${1:-.}" && md5sum runtime/kite.h runtime/kite_launch.h runtime/kite.mk) | md5sum | cut -c1-32
+  (cd "${1:-.}" && md5sum runtime/kite.h runtime/kite_launch.h runtime/kite.mk out/include/*.cuh) | md5sum | cut -c1-32
 }
 prebuilt_sums() {
   (cd "${1:-.}" && find out -mindepth 2 -name '*.cu' -print0 | LC_ALL=C sort -z | xargs -0 md5sum)
@@ -57,7 +58,9 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   mkdir -p "$(dirname "$excl")"
   grep -qx '/.prebuilt/' "$excl" 2>/dev/null || echo '/.prebuilt/' >> "$excl"
   rm -rf .prebuilt && mkdir .prebuilt
-  (cd "$src/build" && find obj -mindepth 2 -type f ! -path 'obj/runtime/*' | LC_ALL=C sort |
+  # not nvcc's dependency lists (*.d): they name this machine's CUDA headers, and a
+  # path missing on the GPU machine would have make rebuild every object there
+  (cd "$src/build" && find obj -mindepth 2 -type f ! -path 'obj/runtime/*' ! -name '*.d' | LC_ALL=C sort |
      tar cf - -T - | xz -9 -T0) >.prebuilt/objs.tar.xz
   prebuilt_hash >.prebuilt/hash
   prebuilt_sums >.prebuilt/sums

@@ -73,6 +73,11 @@ void kg_tpl_compile(lua_State *L, const char *src, size_t n,
 void kg_tpl_namecode(lua_State *L, const char *pat, const char *path);
 void kg_tpl_expand(lua_State *L, int v);   /* pushes the variant's body */
 int kg_tpl_s(lua_State *L);                /* the __s interpolation fn */
+/* include(name, text): text shared by the variants, out/KG_INCDIR/<name>;
+   the texts wait in the registry's KG_INCLUDES table (name -> text). */
+#define KG_INCDIR "include"
+#define KG_INCLUDES "kg.includes"
+int kg_tpl_include(lua_State *L);
 const char *kg_tostr(lua_State *L, int idx);
 
 /* ---- spaces (kg_space.c) ------------------------------------------- */

@@ -388,7 +388,8 @@ static const char *const kg_basefns[] = {
 static const luaL_Reg kg_ownfns[] = {
   {"print", kg_print}, {"pairs", kg_pairs}, {"pcall", kg_pcall},
   {"xpcall", kg_xpcall},
-  {"setmetatable", kg_setmetatable}, {"__s", kg_tpl_s}, {NULL, NULL}
+  {"setmetatable", kg_setmetatable}, {"__s", kg_tpl_s},
+  {"include", kg_tpl_include}, {NULL, NULL}
 };
 
 static const luaL_Reg kg_libs[] = {
@@ -438,6 +439,8 @@ void kg_sb_init(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, KG_SRC);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, KG_TAILS);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, KG_INCLUDES);
   lua_newtable(L);
   for (i = 0; kg_basefns[i]; i++) {
     lua_getglobal(L, kg_basefns[i]);

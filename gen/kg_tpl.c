@@ -43,6 +43,16 @@
  *   keys changes from run to run; next keeps that raw order.  setmetatable
  *   refuses __gc.
  *
+ * - Shared text.  include(name, text) returns the line `#include
+ *   "../include/<name>"` and has kite-gen write text once, as
+ *   out/include/<name> (name: [a-z0-9_]+.cuh), however many variants ask:
+ *   helpers every variant carries the same (PTX wrappers, a library of
+ *   device functions) live in one file, not in a copy per variant.  The
+ *   text goes in as it is, so it may use what the variant defined before the
+ *   include line (its constants, an open namespace).  A name holds one text:
+ *   another text under the same name is "<file>:<line>: include <name>:
+ *   another text under this name".
+ *
  * - Line numbers.  Template line i becomes Lua line i, so errors name the
  *   template line: "templates/op/x.cu.tpl:12: message".  The output gets a
  *   "#line <i> "<template path>"" before a text line whenever that line does
@@ -301,6 +311,37 @@ static int kg_tpl_T(lua_State *L) {
   em->last = line;
   lua_rawseti(L, lua_upvalueindex(1), ++em->n);
   return 0;
+}
+
+/* ^[a-z0-9_]+\.cuh$ */
+static int kg_incname(const char *s) {
+  size_t n = strlen(s), i;
+  if (n < 5 || strcmp(s + n - 4, ".cuh") != 0) return 0;
+  for (i = 0; i < n - 4; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+      return 0;
+  return 1;
+}
+
+/* include(name, text): keeps text as out/include/<name> (KG_INCLUDES) and
+ * returns the #include line that reads it from out/<op>/<variant>.cu. */
+int kg_tpl_include(lua_State *L) {
+  size_t n, m;
+  const char *name = luaL_checkstring(L, 1), *old;
+  const char *text = luaL_checklstring(L, 2, &n);
+  if (!kg_incname(name))
+    return luaL_error(L, "include %s: want a name like x_y.cuh ([a-z0-9_]+.cuh)", name);
+  lua_getfield(L, LUA_REGISTRYINDEX, KG_INCLUDES);
+  if (lua_getfield(L, -1, name) == LUA_TSTRING) {
+    old = lua_tolstring(L, -1, &m);
+    if (m != n || memcmp(old, text, n) != 0)
+      return luaL_error(L, "include %s: another text under this name", name);
+  } else {
+    lua_pushvalue(L, 2);
+    lua_setfield(L, -3, name);
+  }
+  lua_pushfstring(L, "#include \"../%s/%s\"", KG_INCDIR, name);
+  return 1;
 }
 
 /* Pushes s as a C string literal, for #line. */

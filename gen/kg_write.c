@@ -304,7 +304,7 @@ static int kg_endswith(const char *s, const char *tail) {
   return n >= k && strcmp(s + n - k, tail) == 0;
 }
 
-/* Removes the *.cu files of folder dir not in the set keep, then the
+/* Removes the *.cu and *.cuh files of folder dir not in the set keep, then the
  * folder itself if that left it empty. */
 static void kg_prunedir(lua_State *L, const char *dir, int keep) {
   kg_ctx *c = kg_ctx_of(L);
@@ -317,7 +317,7 @@ static void kg_prunedir(lua_State *L, const char *dir, int keep) {
   for (i = 1; i <= n; i++) {
     lua_rawgeti(L, list, i);
     p = lua_pushfstring(L, "%s/%s", dir, lua_tostring(L, -1));
-    if (kg_endswith(p, ".cu") && kg_isfile(p) &&
+    if ((kg_endswith(p, ".cu") || kg_endswith(p, ".cuh")) && kg_isfile(p) &&
         lua_getfield(L, keep, p) == LUA_TNIL) {
       if (unlink(p) != 0) luaL_error(L, "%s: %s", p, strerror(errno));
       c->removed++;
@@ -347,7 +347,7 @@ static void kg_prune(lua_State *L, int keep) {
 }
 
 /* Puts the array of file records {path=, data=} at files on disk and
- * removes stale .cu files; counts go to the kg_ctx. */
+ * removes stale .cu and .cuh files; counts go to the kg_ctx. */
 void kg_write_files(lua_State *L, int files) {
   lua_Integer i, n;
   int keep;

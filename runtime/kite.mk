@@ -35,11 +35,15 @@ KITE_KERNEL_HDR := $(KITE_DIR)/runtime/kite.h $(KITE_DIR)/runtime/kite_launch.h
 KITE_LIB_A := $(KITE_BUILD)/libkite.a
 KITE_LIB_SO := $(KITE_BUILD)/libkite.so
 
-# ptxas's resource report (registers, spills) is kept beside each object.
+# ptxas's resource report (registers, spills) is kept beside each object, and
+# nvcc's list of the files it read (the kernel's out/include/*.cuh) as $@.d:
+# a change to one shared helper rebuilds the kernels that include it.
 $(KITE_BUILD)/obj/%.o: $(KITE_DIR)/out/%.cu $(KITE_KERNEL_HDR)
 	@mkdir -p $(dir $@)
 	@echo "NVCC $<"
-	@$(KITE_NVCC) $(KITE_NVCCFLAGS) -c $< -o $@ 2> $@.log || { cat $@.log; exit 1; }
+	@$(KITE_NVCC) $(KITE_NVCCFLAGS) -MMD -MP -MF $@.d -c $< -o $@ 2> $@.log || { cat $@.log; exit 1; }
+
+-include $(KITE_KERNEL_OBJ:=.d)
 
 $(KITE_BUILD)/obj/runtime/%.o: $(KITE_DIR)/runtime/%.c $(KITE_HDR)
 	@mkdir -p $(dir $@)

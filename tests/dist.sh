@@ -68,7 +68,8 @@ build_consumer() {
 }
 
 # The copy must compile with nothing from this tree: every quoted include
-# names a header the copy's runtime/ holds, and one variant of each op and
+# names a header the copy's runtime/ holds, or a shared helper of its
+# out/include/ (kite-gen's include()), and one variant of each op and
 # dtype is compiled there from scratch.  The others take the objects that
 # `make` compiled from the same bytes (the copy was just made) with the same
 # kite.mk rule: compiling all of them again took 2400 s of CI's two cores
@@ -78,7 +79,11 @@ seed_objects() {
   local kite=$1 hdr name op dtype fresh=0 seeded=0
   local -A first=()
   for hdr in $(grep -rho '#include "[^"]*"' "$kite/out" "$kite/runtime" | cut -d'"' -f2 | sort -u); do
-    [ -f "$kite/runtime/$hdr" ] || { echo "vendor: $hdr is not in the copy's runtime/"; exit 1; }
+    case $hdr in
+      ../include/*) [ -f "$kite/out/include/${hdr#../include/}" ] ||
+                      { echo "vendor: $hdr is not in the copy's out/include/"; exit 1; } ;;
+      *) [ -f "$kite/runtime/$hdr" ] || { echo "vendor: $hdr is not in the copy's runtime/"; exit 1; } ;;
+    esac
   done
   while IFS=$'\t' read -r name op dtype _; do
     if [ -n "${KITE_VENDOR_FULL:-}" ] || [ -z "${first[$op.$dtype]:-}" ]; then

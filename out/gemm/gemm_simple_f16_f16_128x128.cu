@@ -18,12 +18,7 @@ constexpr int kWarpsM = 2, kWarpsN = 4;  // warps along M and N
 __device__ __forceinline__ float c_to_f32(c_t v) { return __half2float(v); }
 __device__ __forceinline__ c_t f32_to_c(float v) { return __float2half_rn(v); }
 
-// 32-bit shared-memory address of a generic pointer into shared memory.
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-  return (uint32_t)__cvta_generic_to_shared(p);
-}
-
+#include "../include/ptx_smem.cuh"
 // Four 8x8 matrices of 16-bit elements from shared memory: lanes 8i..8i+7
 // give the addresses of the 8 rows of matrix i (16 bytes each, 16-byte
 // aligned); every lane gets in r[i] the elements (lane / 4, 2 * (lane % 4)

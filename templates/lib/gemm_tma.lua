@@ -485,7 +485,7 @@ function M.source(p, variant)
     ptx.helpers({ "SMEM", "MBARRIER", "ARRIVE", "TMA", "WGMMA", "NAMED", "CLUSTER", "MULTICAST" }),
     ptx.wgmma(p.tile_n, p.ab),
     kernel,
-    launch.RAISE_SMEM,
+    launch.raise_smem(),
     RESIDENT,
     "}  // namespace\n",
     string.format(LAUNCHER, variant, ab.kite, ab.kite),

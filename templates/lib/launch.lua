@@ -34,4 +34,7 @@ __host__ cudaError_t allow_big_clusters(Kernel kernel)
 }
 ]]
 
+-- RAISE_SMEM's #include line (out/include/launch_raise_smem.cuh, one copy for every variant).
+function M.raise_smem() return include("launch_raise_smem.cuh", M.RAISE_SMEM) end
+
 return M

@@ -316,11 +316,13 @@ __device__ __forceinline__ void wgmma_m64n%dk16(float (&d)[%d], uint64_t da, uin
 end
 
 -- The helpers named in `parts` (keys of this module: "SMEM", "MBARRIER",
--- "ARRIVE", "BULK", "PREFETCH", "TMA", "WGMMA", "NAMED", "CLUSTER", "MULTICAST", "ASYNC"), in the order given.
+-- "ARRIVE", "BULK", "PREFETCH", "TMA", "WGMMA", "NAMED", "CLUSTER", "MULTICAST", "ASYNC"), in the order given:
+-- one #include line each, of out/include/ptx_<group>.cuh, written once for every variant.
 function M.helpers(parts)
   local out = {}
   for _, k in ipairs(parts) do
-    out[#out + 1] = assert(M[k], "lib/ptx.lua: no helper group " .. tostring(k))
+    local text = assert(M[k], "lib/ptx.lua: no helper group " .. tostring(k))
+    out[#out + 1] = include("ptx_" .. k:lower() .. ".cuh", text)
   end
   return table.concat(out, "\n")
 end

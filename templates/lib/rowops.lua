@@ -475,7 +475,10 @@ function M.space(op)
 end
 
 -- The CUDA prelude: includes, the variant's constants, and the device
--- helpers every row op uses.  p is the point (P in a template).
+-- helpers every row op uses.  p is the point (P in a template).  The helpers
+-- are the same text in every variant: #include lines of out/include/, each
+-- written once (include()), read inside the variant's namespace after its
+-- constants, which they use.
 function M.prelude(op, p)
   local opts = M.OPS[op]
   local d = dtypes[p.dtype]
@@ -524,23 +527,25 @@ constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kR
   add(d.convert())
   add(d.words())
   add(ptx.helpers({ "SMEM", "CLUSTER", "PREFETCH", "MBARRIER" }))
-  add(M.DEVICE)
-  add(launch.RAISE_SMEM)
-  add(M.LAUNCH)
+  add(include("rowops_device.cuh", M.DEVICE))
+  add(launch.raise_smem())
+  add(include("rowops_launch.cuh", M.LAUNCH))
   if M.staged(p) then
     add(ptx.helpers({ "BULK" }))
-    add(M.STAGED)
+    add(include("rowops_staged.cuh", M.STAGED))
   end
   -- every variant carries a resident and a streaming row driver: the kernel
   -- names both, in the two branches of `if constexpr (kResident)`
   if p.mode == "bulk" then add(M.staged_rows(p, opts)) end   -- the rows its stages copy
-  add(p.mode == "bulk" and M.BULK_ROWS or M.REG_ROWS)
-  add(p.mode == "stream" and M.STREAM_ROWS or M.LOOP_ROWS)
+  add(p.mode == "bulk" and include("rowops_bulk_rows.cuh", M.BULK_ROWS)
+                        or include("rowops_reg_rows.cuh", M.REG_ROWS))
+  add(p.mode == "stream" and include("rowops_stream_rows.cuh", M.STREAM_ROWS)
+                          or include("rowops_loop_rows.cuh", M.LOOP_ROWS))
   if opts.partials then
     add(string.format("constexpr int kSums = %d;   // partial rows per CTA (sums over rows: dw, db)", opts.partials))
     add(string.format("constexpr int kAccRegSums = %d;   // sums a resident thread keeps in registers (the first)",
                       M.acc_reg_sums(p, opts)))
-    add(M.PARTIALS)
+    add(include("rowops_partials.cuh", M.PARTIALS))
   end
   add("}  // namespace\n")
   return table.concat(out, "\n")
