@@ -6,10 +6,11 @@ local M = {}
 -- The PTX type of an A/B element type.
 local PTX_TYPE = { bf16 = "bf16", f16 = "f16" }
 
--- ldmatrix_x4 and mma_16816 for A/B elements of type ab ("bf16" or "f16").
+-- ldmatrix_x4 and mma_16816 for A/B elements of type ab ("bf16" or "f16"):
+-- the #include line of out/include/mma_<ab>.cuh.
 function M.helpers(ab)
   local t = assert(PTX_TYPE[ab], "lib/mma.lua: no mma for " .. tostring(ab))
-  return (string.gsub([[
+  return include("mma_" .. ab .. ".cuh", (string.gsub([[
 // Four 8x8 matrices of 16-bit elements from shared memory: lanes 8i..8i+7
 // give the addresses of the 8 rows of matrix i (16 bytes each, 16-byte
 // aligned); every lane gets in r[i] the elements (lane / 4, 2 * (lane % 4)
@@ -30,7 +31,7 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-]], "@T", t))
+]], "@T", t)))
 end
 
 return M

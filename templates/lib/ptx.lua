@@ -286,8 +286,13 @@ end
 
 -- wgmma m64nNk16 with f32 accumulators, A and B from shared-memory
 -- descriptors (both K-major), for element type ab ("bf16" or "f16"): the
--- accumulator operand list, N / 2 registers, is written out here.
+-- accumulator operand list, N / 2 registers, is written out here.  Its
+-- #include line: one out/include file per N and type.
 function M.wgmma(n, ab)
+  return include(string.format("ptx_wgmma_m64n%dk16_%s.cuh", n, ab), M.wgmma_text(n, ab))
+end
+
+function M.wgmma_text(n, ab)
   local regs, ops = {}, {}
   local nacc = n // 2
   for i = 0, nacc - 1 do
