@@ -286,13 +286,8 @@ end
 
 -- wgmma m64nNk16 with f32 accumulators, A and B from shared-memory
 -- descriptors (both K-major), for element type ab ("bf16" or "f16"): the
--- accumulator operand list, N / 2 registers, is written out here.  Its
--- #include line: one out/include file per N and type.
-function M.wgmma(n, ab)
-  return include(string.format("ptx_wgmma_m64n%dk16_%s.cuh", n, ab), M.wgmma_text(n, ab))
-end
-
-function M.wgmma_text(n, ab)
+-- accumulator operand list, N / 2 registers, is written out here.
+local function wgmma_text(n, ab)
   local regs, ops = {}, {}
   local nacc = n // 2
   for i = 0, nacc - 1 do
@@ -318,6 +313,11 @@ __device__ __forceinline__ void wgmma_m64n%dk16(float (&d)[%d], uint64_t da, uin
 }
 ]], n, n, n, nacc, nacc + 2, n, ab, ab, table.concat(regs, ", "), nacc, nacc + 1,
       table.concat(lines, ",\n"):gsub("^%s+", ""))
+end
+
+-- wgmma_text's #include line: one out/include file per N and type.
+function M.wgmma(n, ab)
+  return include(string.format("ptx_wgmma_m64n%dk16_%s.cuh", n, ab), wgmma_text(n, ab))
 end
 
 -- The helpers named in `parts` (keys of this module: "SMEM", "MBARRIER",

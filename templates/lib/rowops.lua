@@ -152,6 +152,10 @@ end
 -- (of register rows) and no_cluster limit the space of ops that hold more
 -- than one row (more spill: ptxas -v); wide_clusters adds wide cluster rows
 -- (wide_ok).
+-- The two-operand ops' occupancy: rows of three at 512 threads per SM (128
+-- registers), the rest at 1024 (64).
+local function three_at_512(p) return p.nv == 3 and 512 or 1024 end
+
 M.OPS = {
   rmsnorm = { two_pass = true, stream_operands = 2, occupancy = 1024, shared_w = 1, bulk_first = {},
               cluster_first = true },
@@ -165,8 +169,7 @@ M.OPS = {
   -- holding 128 bytes a thread: 512 threads per SM (128 registers; 64 spill)
   -- Their bulk rows stage both rows, two stages of them (each stage holds
   -- twice a single-operand row's bytes)
-  softmax_bwd = { two_pass = false, stream_operands = 2, bulk_first = {},
-                  occupancy = function(p) return p.nv == 3 and 512 or 1024 end,   -- rows of three: 128 registers
+  softmax_bwd = { two_pass = false, stream_operands = 2, bulk_first = {}, occupancy = three_at_512,
                   modes = { reg = true, loop = true, bulk = true }, nv_max = 3, pipe_max = 1,
                   cluster_occupancy = 512, staged = { "x", "dy" }, staged_pipe = 2 },
   -- one pass over x, no reduction: register rows (a whole row block's loads
@@ -207,7 +210,7 @@ M.OPS = {
   -- rows do: long rows, read once, without a partial row's read-modify-write
   -- per row; ranked before streaming (cluster_first).
   rmsnorm_bwd = { two_pass = false, stream_operands = 2, shared_w = 1, bulk_first = {},
-                  occupancy = function(p) return p.nv == 3 and 512 or 1024 end,   -- rows of three: 128 registers
+                  occupancy = three_at_512,
                   modes = { reg = true, loop = true, bulk = true }, nv_max = 3, pipe_max = 1,
                   cluster_occupancy = 512, cluster_first = true, partials = 1, staged = { "x", "dy" },
                   staged_pipe = 2 },
@@ -281,7 +284,9 @@ end
 -- row of four it used to take leaves a quarter of its threads without data
 -- (H100, bf16, the tune at 2^26: layernorm 12288 took 1.65 ps an element
 -- against 1.42 at 16384, cross-entropy 0.95 against 0.80).  Register rows
--- of 64-512 threads, one row block per CTA; ranked for the tune alone.
+-- of 64-512 threads, one row block per CTA, or bulk rows of two stages
+-- (staged_valid keeps those of one staged operand, 256 / 512 threads);
+-- ranked for the tune alone.
 local function three_ok(p)
   local one = p.mode == "reg" and p.pipe == 1 or p.mode == "bulk" and p.pipe == 2   -- bulk: staged_valid
   return one and p.cluster == 1 and p.access == "v16" and p.threads >= 64 and p.threads <= 512
@@ -347,7 +352,7 @@ end
 function M.valid(p, opts)
   if not op_allows(p, opts) then return false, "not in this op's space" end
   if p.nv == 8 and not wide_ok(p, opts) then return false, "8 accesses: wide cluster rows only" end
-  if p.nv == 3 and not three_ok(p) then return false, "3 accesses: register rows of 64-512 threads only" end
+  if p.nv == 3 and not three_ok(p) then return false, "3 accesses: one-CTA register or two-stage bulk rows of 64-512 threads only" end
   if p.cluster > 1 and not cluster_ok(p, opts) then return false, "clusters: resident rows of 4 accesses (8: wide rows)" end
   if M.smem(p, opts) + M.acc_smem(p, opts) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   if M.static_smem(p, opts) > M.STATIC_SMEM_LIMIT then return false, "static shared memory" end
@@ -479,6 +484,10 @@ end
 -- are the same text in every variant: #include lines of out/include/, each
 -- written once (include()), read inside the variant's namespace after its
 -- constants, which they use.
+local function shared(key)   -- M[key]'s line: out/include/rowops_<key>.cuh
+  return include("rowops_" .. key:lower() .. ".cuh", M[key])
+end
+
 function M.prelude(op, p)
   local opts = M.OPS[op]
   local d = dtypes[p.dtype]
@@ -527,25 +536,23 @@ constexpr bool kPersistent = kPipe > 1 || kCluster > 1 || (kWeightRows > 0 && kR
   add(d.convert())
   add(d.words())
   add(ptx.helpers({ "SMEM", "CLUSTER", "PREFETCH", "MBARRIER" }))
-  add(include("rowops_device.cuh", M.DEVICE))
+  add(shared("DEVICE"))
   add(launch.raise_smem())
-  add(include("rowops_launch.cuh", M.LAUNCH))
+  add(shared("LAUNCH"))
   if M.staged(p) then
     add(ptx.helpers({ "BULK" }))
-    add(include("rowops_staged.cuh", M.STAGED))
+    add(shared("STAGED"))
   end
   -- every variant carries a resident and a streaming row driver: the kernel
   -- names both, in the two branches of `if constexpr (kResident)`
   if p.mode == "bulk" then add(M.staged_rows(p, opts)) end   -- the rows its stages copy
-  add(p.mode == "bulk" and include("rowops_bulk_rows.cuh", M.BULK_ROWS)
-                        or include("rowops_reg_rows.cuh", M.REG_ROWS))
-  add(p.mode == "stream" and include("rowops_stream_rows.cuh", M.STREAM_ROWS)
-                          or include("rowops_loop_rows.cuh", M.LOOP_ROWS))
+  add(shared(p.mode == "bulk" and "BULK_ROWS" or "REG_ROWS"))
+  add(shared(p.mode == "stream" and "STREAM_ROWS" or "LOOP_ROWS"))
   if opts.partials then
     add(string.format("constexpr int kSums = %d;   // partial rows per CTA (sums over rows: dw, db)", opts.partials))
     add(string.format("constexpr int kAccRegSums = %d;   // sums a resident thread keeps in registers (the first)",
                       M.acc_reg_sums(p, opts)))
-    add(include("rowops_partials.cuh", M.PARTIALS))
+    add(shared("PARTIALS"))
   end
   add("}  // namespace\n")
   return table.concat(out, "\n")
