@@ -12,8 +12,9 @@
 #   bash bench/device_run.sh final           gemm triage and test_gemm, test_gpu split over
 #                                            processes, gemm and row variants, vs torch, in 500 s
 #   bash bench/device_run.sh all   [quick]   all three (only when they fit one call)
-#   bash bench/device_run.sh check           the gemm suite against cuBLASLt, then test_gemm beside
-#                                            test_gpu's partitions
+#   bash bench/device_run.sh check           the gemm suite against cuBLASLt, then test_gemm and
+#                                            test_norm beside test_gpu's partitions
+#   bash bench/device_run.sh norm            test_norm alone, split over processes
 #   bash bench/device_run.sh rowsall         every row variant (bf16), the dispatch, torch.compile
 #   bash bench/device_run.sh rowscheck       test_gpu's partitions (a crash's frames named), then rowsall
 #   bash bench/device_run.sh final4          every test binary (the GPU ones split), then the gemm suite
@@ -128,7 +129,10 @@ row_ops() { awk -F'\t' 'NR > 1 && $2 != "gemm" { print $2 }' out/manifest.tsv | 
 # once, 300 s each.
 gpu_parallel() {
   local t0=$(date +%s) parts="" op dt
-  for op in $(row_ops); do for dt in bf16 f16 f32; do parts="$parts ${op}_${dt}_*"; done; done
+  for op in $(row_ops); do
+    [ "$(op_binary "$op")" = test_gpu ] || continue   # (test_norm's ops: norm_start)
+    for dt in bf16 f16 f32; do parts="$parts ${op}_${dt}_*"; done
+  done
   set -f; printf '%s\n' $parts entry targets invalid launch huge tuned | xargs -P 14 -I{} sh -c '
     case "$1" in
       *_*) CK_RUN_CASE=variants KITE_TEST_ONLY="$1" timeout ${KITE_TEST_S:-300} build/test_gpu >"/tmp/gpu.$(echo "$1" | tr -d "*").log" 2>&1 ;;
@@ -445,17 +449,27 @@ gemm_held_out() {
 # over processes (KITE_TEST_S seconds each, 300).
 whole() {
   gemm_held_out
-  local t0=$(date +%s) op
+  norm_start
+  gpu_parallel
+  norm_report
+}
+
+# test_norm's variants and cases in the background, split over processes
+# (KITE_TEST_S seconds each, 300); norm_report waits for them.
+norm_start() {
+  local op; norm_t0=$(date +%s)
   rm -f /tmp/norm/t.*.log; mkdir -p /tmp/norm
   for op in rmsnorm_bwd layernorm_bwd rmsnorm_res layernorm; do op_tests "$op" /tmp/norm 300; done
-  gpu_parallel
+}
+norm_report() {
   wait
   cat /tmp/norm/t.*.log >"$OUT/norm.log"
-  echo "---- test_norm in $(ls /tmp/norm/t.*.log | wc -l) processes, $(( $(date +%s) - t0 )) s"
+  echo "---- test_norm in $(ls /tmp/norm/t.*.log | wc -l) processes, $(( $(date +%s) - norm_t0 )) s"
   echo "test_norm: $(checks_total "$OUT/norm.log")"
   echo "processes done: $(procs_done "$OUT/norm.log")"
   echo "norm variants run: $(variants_run "$OUT/norm.log"); row variants run: $(variants_run "$OUT/gpu.log")"
   grep -E ":[EF]:|crashed" "$OUT/norm.log" | cut -c1-300 | head -8
+  procs_cut /tmp/norm/t.*.log
 }
 
 # The gemm tune alone (export KITE_ONLY='gemm*' to build only gemm): its
@@ -692,7 +706,8 @@ case $stage in
   gemm) gemm ;;
   all) tests; rows; gemm ;;
   measure) rows; gemm ;;
-  check) gemm_suite; gpu_suites ;;
+  check) gemm_suite; norm_start; gpu_suites; norm_report ;;
+  norm) norm_start; norm_report ;;
   rowsall) rowsall ;;
   rowscheck) gpu_parallel; crash_names; rowsall ;;
   rowsquick) rowsquick ;;
