@@ -21,4 +21,4 @@ else
   echo "test_tune rc=$? ($SECONDS s)"; grep -E "Checks|:[EF]:|passed" $OUT/tune_test.log | tail -3
 fi
 echo "done ($SECONDS s)"
-cd $OUT && tar czf logs.tgz *.log *.txt 2>/dev/null; rm -f *.log *.txt
+cd $OUT && tar czf logs2.tgz *.log *.txt 2>/dev/null; rm -f *.log *.txt
