@@ -10,7 +10,6 @@ KITE_TEST_S=200 bash bench/device_run.sh norm > $OUT/norm_stage.log 2>&1
 echo "norm rc=$? ($SECONDS s)"; grep -vE "^\s*$" $OUT/norm_stage.log | tail -12 | cut -c1-200
 timeout 60 bash tests/run.sh build/test_tune > $OUT/tune_test.log 2>&1
 echo "test_tune rc=$? ($SECONDS s)"; grep -E "Checks|:[EF]:|passed" $OUT/tune_test.log | tail -3
-cp /tmp/norm/*.log $OUT/ 2>/dev/null; (cd $OUT && tar czf norm.tgz t.*.log && rm -f t.*.log)
 if echo "$G" | grep -q H200 && [ $(( END - SECONDS )) -gt 150 ]; then
   S29_TESTED="session 39 call 3 (test_norm; test_gpu on H100s, call 1)" S29_END=$(( END - SECONDS )) \
     bash bench/lab/s29_call1.sh --retune-only
