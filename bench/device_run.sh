@@ -452,6 +452,7 @@ whole() {
   norm_start
   gpu_parallel
   norm_report
+  echo "row variants run: $(variants_run "$OUT/gpu.log")"
 }
 
 # test_norm's variants and cases in the background, split over processes
@@ -467,7 +468,7 @@ norm_report() {
   echo "---- test_norm in $(ls /tmp/norm/t.*.log | wc -l) processes, $(( $(date +%s) - norm_t0 )) s"
   echo "test_norm: $(checks_total "$OUT/norm.log")"
   echo "processes done: $(procs_done "$OUT/norm.log")"
-  echo "norm variants run: $(variants_run "$OUT/norm.log"); row variants run: $(variants_run "$OUT/gpu.log")"
+  echo "norm variants run: $(variants_run "$OUT/norm.log")"
   grep -E ":[EF]:|crashed" "$OUT/norm.log" | cut -c1-300 | head -8
   procs_cut /tmp/norm/t.*.log
 }
