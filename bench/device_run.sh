@@ -380,14 +380,22 @@ op_cases() {
   esac
 }
 
-# Op $1's tests in the background, one process per dtype's variants and one
-# per case of op_cases, logs $2/t.<op>.<dtype or case>.log; KITE_TEST_S
+# Op $1's tests in the background, per dtype one process for its variants and
+# one each for its two halves of cluster rows, one per case of op_cases, logs
+# $2/t.<op>.<dtype>.<p, x24 or x816>.log and $2/t.<op>.<case>.log; KITE_TEST_S
 # seconds each, else $3.
 op_tests() {
-  local op=$1 dir=$2 s=${KITE_TEST_S:-$3} bin dt c
+  local op=$1 dir=$2 s=${KITE_TEST_S:-$3} bin dt c re
   bin=$(op_binary "$op")
+  # cluster rows apart, in two halves: their tests (300 rows of up to 128 K) take the longest.
+  # name:glob:regex (the regex finds the glob's variants in the manifest; none, no process)
+  local part name glob parts=('p:*_[ps][0-9]:_[ps][0-9]$' 'x24:*_x[24]:_x[24]$' 'x816:*_x[18]*:_x(8|16)$')
   for dt in bf16 f16 f32; do
-    CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_*" timeout $s build/$bin >"$dir/t.$op.$dt.log" 2>&1 &
+    for part in "${parts[@]}"; do
+      IFS=: read -r name glob re <<<"$part"
+      awk -F'\t' -v r="^${op}_${dt}_.*$re" '$1 ~ r { f = 1 } END { exit !f }' out/manifest.tsv || continue
+      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_$glob" timeout $s build/$bin >"$dir/t.$op.$dt.$name.log" 2>&1 &
+    done
   done
   for c in $(op_cases "$op"); do
     CK_RUN_CASE=$c timeout $s build/$bin >"$dir/t.$op.$c.log" 2>&1 &
