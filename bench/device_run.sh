@@ -13,8 +13,9 @@
 #                                            processes, gemm and row variants, vs torch, in 500 s
 #   bash bench/device_run.sh all   [quick]   all three (only when they fit one call)
 #   bash bench/device_run.sh check           the gemm suite against cuBLASLt, then test_gemm and
-#                                            test_norm beside test_gpu's partitions
+#                                            test_norm beside test_gpu's partitions, the SASS checks
 #   bash bench/device_run.sh norm            test_norm alone, split over processes
+#   bash bench/device_run.sh sass            every kernel object's SASS: LDL/STL, HGMMA in the TMA gemms
 #   bash bench/device_run.sh rowsall         every row variant (bf16), the dispatch, torch.compile
 #   bash bench/device_run.sh rowscheck       test_gpu's partitions (a crash's frames named), then rowsall
 #   bash bench/device_run.sh final4          every test binary (the GPU ones split), then the gemm suite
@@ -63,7 +64,8 @@ tests_report() {
   procs_cut "$@"
 }
 # Of the objects named on stdin, those whose SASS uses local memory (LDL/STL), 4 dumps at a time.
-with_ldl() { xargs -P 4 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"'; }
+# ($1: dumps at a time, 4 unless given)
+with_ldl() { xargs -P "${1:-4}" -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"'; }
 
 source bench/prebuilt.sh
 # What the table object was built from: the variants asked for and the table's source.
@@ -277,6 +279,20 @@ row_sass() {
   with_ldl </tmp/row_objs.txt >/tmp/row_ldl.txt
   echo "row objects with LDL/STL in SASS: $(wc -l </tmp/row_ldl.txt) of $(wc -l </tmp/row_objs.txt)"
   head -5 /tmp/row_ldl.txt
+}
+
+# The brief's SASS checks over every kernel object, 16 dumps at a time (one
+# cuobjdump of the whole libkite.a ran past a 600 s call in session 39): local
+# memory (LDL/STL) anywhere, HGMMA in every TMA gemm.
+all_sass() {
+  ls build/obj/*/*.o | grep -v '^build/obj/runtime/' >/tmp/all_objs.txt
+  with_ldl 16 </tmp/all_objs.txt >/tmp/all_ldl.txt
+  echo "kernel objects with LDL/STL in SASS: $(wc -l </tmp/all_ldl.txt) of $(wc -l </tmp/all_objs.txt)"
+  head -5 /tmp/all_ldl.txt
+  ls build/obj/gemm/gemm_tma_*.o >/tmp/tma_objs.txt
+  xargs -P 16 -I{} sh -c 'cuobjdump --dump-sass "{}" | grep -q HGMMA || echo "{}"' </tmp/tma_objs.txt >/tmp/no_hgmma.txt
+  echo "TMA gemm objects without HGMMA: $(wc -l </tmp/no_hgmma.txt) of $(wc -l </tmp/tma_objs.txt)"
+  head -5 /tmp/no_hgmma.txt
 }
 
 # Measured dispatch: make tune writes bench/tuned/h200.tsv (fetch it from
@@ -715,7 +731,8 @@ case $stage in
   gemm) gemm ;;
   all) tests; rows; gemm ;;
   measure) rows; gemm ;;
-  check) gemm_suite; norm_start; gpu_suites; norm_report ;;
+  check) gemm_suite; norm_start; gpu_suites; norm_report; all_sass ;;
+  sass) all_sass ;;
   norm) norm_start; norm_report ;;
   rowsall) rowsall ;;
   rowscheck) gpu_parallel; crash_names; rowsall ;;
