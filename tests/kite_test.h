@@ -112,7 +112,11 @@ static inline int kt_gpu_usable(char *why, size_t len)
 
 /* ---- random numbers ------------------------------------------------------ */
 
-typedef struct kt_rng { uint64_t s; } kt_rng;
+typedef struct kt_rng {
+  uint64_t s;
+  double spare;   /* kt_normal's second value of its last pair, when has_spare */
+  int has_spare;
+} kt_rng;
 
 static inline uint64_t kt_splitmix(uint64_t *s)
 {
@@ -133,12 +137,20 @@ static inline int64_t kt_range(kt_rng *r, int64_t lo, int64_t hi)
   return lo + (int64_t)(kt_u64(r) % (uint64_t)(hi - lo + 1));
 }
 
-/* Standard normal (Box-Muller). */
+/* Standard normal (Box-Muller): each pair of uniforms gives two, the second
+   kept for the next call (the log and the square root are most of the cost
+   of the GPU tests' host data). */
 static inline double kt_normal(kt_rng *r)
 {
+  if (r->has_spare) {
+    r->has_spare = 0;
+    return r->spare;
+  }
   double u = kt_uniform(r), v = kt_uniform(r);
   if (u < 1e-300) u = 1e-300;
-  return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+  const double m = sqrt(-2.0 * log(u)), a = 6.283185307179586 * v;
+  r->spare = m * sin(a), r->has_spare = 1;
+  return m * cos(a);
 }
 
 /* The run's seed: KITE_TEST_SEED if set, else from the clock and pid.
@@ -173,7 +185,7 @@ static inline kt_rng kt_rng_for(const char *tag, int64_t i)
   uint64_t h = kt_seed() ^ 0x6a09e667f3bcc908ull;
   for (const char *p = tag; *p; p++) h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
   h ^= (uint64_t)i * 0x9e3779b97f4a7c15ull;
-  kt_rng r = { kt_splitmix(&h) };
+  kt_rng r = { kt_splitmix(&h), 0.0, 0 };
   return r;
 }
 
