@@ -126,18 +126,19 @@ first() {
 row_ops() { awk -F'\t' 'NR > 1 && $2 != "gemm" { print $2 }' out/manifest.tsv | sort -u; }
 
 # test_gpu split over processes (its cases are host-bound: float64 references
-# of up to 24 M values per variant): the variants of each op and dtype in one
-# process each, every other test case (Check's CK_RUN_CASE) in one each; all at
-# once, 300 s each.
+# of up to 24 M values per variant): the variants of each op and dtype in up
+# to three processes (variant_parts), every other test case (Check's
+# CK_RUN_CASE) in one each; 14 at once, KITE_TEST_S (300) s each.
 gpu_parallel() {
   local t0=$(date +%s) parts="" op dt
+  rm -f /tmp/gpu.*.log   # (a warm machine's earlier run)
   for op in $(row_ops); do
     [ "$(op_binary "$op")" = test_gpu ] || continue   # (test_norm's ops: norm_start)
-    for dt in bf16 f16 f32; do parts="$parts ${op}_${dt}_*"; done
+    for dt in bf16 f16 f32; do parts="$parts $(variant_parts "$op" "$dt" | cut -d' ' -f2)"; done
   done
   set -f; printf '%s\n' $parts entry targets invalid launch huge tuned | xargs -P 14 -I{} sh -c '
     case "$1" in
-      *_*) CK_RUN_CASE=variants KITE_TEST_ONLY="$1" timeout ${KITE_TEST_S:-300} build/test_gpu >"/tmp/gpu.$(echo "$1" | tr -d "*").log" 2>&1 ;;
+      *_*) CK_RUN_CASE=variants KITE_TEST_ONLY="$1" timeout ${KITE_TEST_S:-300} build/test_gpu >"/tmp/gpu.$(echo "$1" | tr -cd "a-z0-9_").log" 2>&1 ;;
       *) CK_RUN_CASE="$1" timeout ${KITE_TEST_S:-300} build/test_gpu >"/tmp/gpu.$1.log" 2>&1 ;;
     esac
     echo "$1 rc=$?"' sh {} | sort >"$OUT/gpu_parts.txt"; set +f
@@ -396,22 +397,29 @@ op_cases() {
   esac
 }
 
+# The variants of op $1 and dtype $2 in parts for separate processes, a line
+# "name glob" each: the cluster rows apart, in two halves (their tests, 300
+# rows of up to 128 K, take the longest); a part with no variant in the
+# manifest is left out.
+variant_parts() {
+  local part name glob re
+  for part in 'p:*_[ps][0-9]:_[ps][0-9]$' 'x24:*_x[24]:_x[24]$' 'x816:*_x[18]*:_x(8|16)$'; do
+    IFS=: read -r name glob re <<<"$part"
+    awk -F'\t' -v r="^${1}_${2}_.*$re" '$1 ~ r { f = 1 } END { exit !f }' out/manifest.tsv && echo "$name ${1}_${2}_$glob"
+  done
+}
+
 # Op $1's tests in the background, per dtype one process for its variants and
 # one each for its two halves of cluster rows, one per case of op_cases, logs
 # $2/t.<op>.<dtype>.<p, x24 or x816>.log and $2/t.<op>.<case>.log; KITE_TEST_S
 # seconds each, else $3.
 op_tests() {
-  local op=$1 dir=$2 s=${KITE_TEST_S:-$3} bin dt c re
+  local op=$1 dir=$2 s=${KITE_TEST_S:-$3} bin dt c name glob
   bin=$(op_binary "$op")
-  # cluster rows apart, in two halves: their tests (300 rows of up to 128 K) take the longest.
-  # name:glob:regex (the regex finds the glob's variants in the manifest; none, no process)
-  local part name glob parts=('p:*_[ps][0-9]:_[ps][0-9]$' 'x24:*_x[24]:_x[24]$' 'x816:*_x[18]*:_x(8|16)$')
   for dt in bf16 f16 f32; do
-    for part in "${parts[@]}"; do
-      IFS=: read -r name glob re <<<"$part"
-      awk -F'\t' -v r="^${op}_${dt}_.*$re" '$1 ~ r { f = 1 } END { exit !f }' out/manifest.tsv || continue
-      CK_RUN_CASE=variants KITE_TEST_ONLY="${op}_${dt}_$glob" timeout $s build/$bin >"$dir/t.$op.$dt.$name.log" 2>&1 &
-    done
+    while read -r name glob; do
+      CK_RUN_CASE=variants KITE_TEST_ONLY="$glob" timeout $s build/$bin >"$dir/t.$op.$dt.$name.log" 2>&1 &
+    done < <(variant_parts "$op" "$dt")
   done
   for c in $(op_cases "$op"); do
     CK_RUN_CASE=$c timeout $s build/$bin >"$dir/t.$op.$c.log" 2>&1 &
