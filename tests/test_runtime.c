@@ -767,34 +767,45 @@ START_TEST(heuristic_never_picks_tuned_only_variants)
 }
 END_TEST
 
-/* Three-access rows (rowops.lua three_ok, sessions 37-38): a register row of
+/* Three-access rows (rowops.lua three_ok, sessions 37-39): a register row of
    64-512 threads, one row block a CTA, or a bulk row of 256 or 512 threads
-   and two stages (ops of one staged operand), whose chunk is 1.5 * 2^k
-   elements, so that such a row fills its CTA; only ops whose register rows
-   may hold three accesses get them (not rmsnorm_res: nv_max 2), and the tune
-   alone picks them (rank 6). */
+   and two stages (ops of one staged operand), or a cluster row of 256 or 512
+   threads a CTA (register rows, and bulk rows of 16-bit data), whose chunk
+   is 1.5 * 2^k elements, so that such a row fills its CTA (its cluster);
+   only ops whose register rows may hold three accesses get them (not
+   rmsnorm_res: nv_max 2; not cross_entropy_bwd's cluster rows: it has none),
+   and the tune alone picks them (rank 6). */
 START_TEST(three_access_rows_fill_a_chunk_of_one_and_a_half_powers)
 {
   static const char *with[] = { "rmsnorm", "softmax", "cross_entropy", "layernorm", "cross_entropy_bwd",
                                 "layernorm_bwd", "softmax_bwd", "rmsnorm_bwd" };
   static const int bulk_of[] = { 0, 6, 6, 0, 0, 0, 0, 0 };   /* two shapes, three dtypes */
-  int reg[8] = { 0 }, bulk[8] = { 0 };
+  static const int cluster_of[] = { 40, 40, 40, 40, 0, 40, 40, 40 };   /* 2 x 4 register, 16-bit: 2 x 4 bulk */
+  int reg[8] = { 0 }, bulk[8] = { 0 }, cluster[8] = { 0 };
   for (int32_t i = 0; i < kite_variants_len; i++) {
     const struct kite_variant *v = &kite_variants[i];
     if (v->tile_m != 0 || strstr(v->name, "_n3_") == NULL) continue;
     const int is_reg = has_tag(v->name, "reg") && has_tag(v->name, "p1");
     const int is_bulk = has_tag(v->name, "bulk") && has_tag(v->name, "p2");
-    ck_assert_msg((is_reg || is_bulk) && strstr(v->name, "_x") == NULL,
-                  "%s: three accesses outside a one-CTA register or bulk row", v->name);
+    const char *x = strstr(v->name, "_x");
+    const int64_t ctas = x ? strtoll(x + 2, NULL, 10) : 1;
+    ck_assert_msg(is_reg || is_bulk, "%s: three accesses outside a register or bulk row", v->name);
+    ck_assert_msg(ctas == 1 || ctas == 2 || ctas == 4 || ctas == 8 || ctas == 16, "%s: cluster", v->name);
     ck_assert_msg(v->rank == ROW_RANK_TUNED_ONLY, "%s: rank %d", v->name, (int)v->rank);
     const int64_t per_thread = 3 * (16 / kt_dtype_size(v->dtype));
-    ck_assert_msg(v->n_max % per_thread == 0, "%s: n_max %lld", v->name, (long long)v->n_max);
-    const int64_t threads = v->n_max / per_thread;   /* a power of two from 64 (bulk: 256) to 512 */
-    ck_assert_msg(threads >= (is_bulk ? 256 : 64) && threads <= 512 && (threads & (threads - 1)) == 0,
+    ck_assert_msg(v->n_max % (per_thread * ctas) == 0, "%s: n_max %lld", v->name, (long long)v->n_max);
+    const int64_t threads = v->n_max / per_thread / ctas;   /* a power of two from 64 (bulk, cluster: 256) to 512 */
+    ck_assert_msg(threads >= (is_bulk || ctas > 1 ? 256 : 64) && threads <= 512 && (threads & (threads - 1)) == 0,
                   "%s: %lld threads", v->name, (long long)threads);
+    ck_assert_msg(ctas == 1 ? v->n_min == 1 : v->n_min == v->n_max / 2 + 1, "%s: n_min %lld", v->name,
+                  (long long)v->n_min);
     int known = 0;
     for (size_t k = 0; k < sizeof with / sizeof with[0]; k++)
-      if (strcmp(v->op, with[k]) == 0) known = 1, reg[k] += is_reg, bulk[k] += is_bulk;
+      if (strcmp(v->op, with[k]) == 0) {
+        known = 1;
+        if (ctas > 1) cluster[k]++;
+        else reg[k] += is_reg, bulk[k] += is_bulk;
+      }
     ck_assert_msg(known, "%s: its op holds two accesses at most", v->name);
   }
   for (size_t k = 0; k < sizeof with / sizeof with[0]; k++) {
@@ -802,6 +813,8 @@ START_TEST(three_access_rows_fill_a_chunk_of_one_and_a_half_powers)
                   reg[k]);
     ck_assert_msg(bulk[k] == bulk_of[k], "%s: %d three-access bulk rows, %d expected", with[k], bulk[k],
                   bulk_of[k]);
+    ck_assert_msg(cluster[k] == cluster_of[k], "%s: %d three-access cluster rows, %d expected", with[k],
+                  cluster[k], cluster_of[k]);
   }
 }
 END_TEST

@@ -256,7 +256,8 @@ end
 -- Cluster rows: one resident row split over `cluster` CTAs (16: past the
 -- portable size, allowed per kernel), each holding its slice in registers,
 -- the reductions finished through distributed shared memory; 4 accesses a
--- thread, 256 or 512 threads a CTA (1024 in clusters of up to 8), so that a
+-- thread (3 for rows of 1.5 * 2^k: three_ok), 256 or 512 threads a CTA (1024,
+-- 4 accesses, in clusters of up to 8), so that a
 -- row of up to 256 K 16-bit elements is read once.  Bulk cluster rows (16-bit
 -- data, two stages) have each CTA's slice of the next row block land in shared
 -- memory while the cluster reduces this one, where register rows can only ask
@@ -285,15 +286,20 @@ end
 -- (H100, bf16, the tune at 2^26: layernorm 12288 took 1.65 ps an element
 -- against 1.42 at 16384, cross-entropy 0.95 against 0.80).  Register rows
 -- of 64-512 threads, one row block per CTA, or bulk rows of two stages
--- (staged_valid keeps those of one staged operand, 256 / 512 threads);
+-- (staged_valid keeps those of one staged operand, 256 / 512 threads), and
+-- cluster rows of 256 / 512 threads a CTA (cluster_ok), whose rows of
+-- 1.5 * 2^k from 12 K up to 192 K left a quarter of a row of four idle
+-- (H100 tune, bf16, 2^26: layernorm_bwd 12288 208.8 us against 191.1 at
+-- 16384 in the same cluster row, 196608 674.4 against 680.9 at 262144);
 -- ranked for the tune alone.
 local function three_ok(p)
   local one = p.mode == "reg" and p.pipe == 1 or p.mode == "bulk" and p.pipe == 2   -- bulk: staged_valid
-  return one and p.cluster == 1 and p.access == "v16" and p.threads >= 64 and p.threads <= 512
+  return one and p.access == "v16" and p.threads >= 64 and p.threads <= 512   -- clusters: cluster_ok
 end
 
 local function cluster_ok(p, opts)
-  local nv = p.nv == 4 or p.nv == 8   -- 8: a wide row (M.valid has checked wide_ok)
+  -- 8: a wide row (M.valid has checked wide_ok); 3: a row of 1.5 * 2^k (three_ok), 256 / 512 threads
+  local nv = p.nv == 4 or p.nv == 8 or p.nv == 3 and p.threads <= 512
   local shape = p.rows == 1 and p.access == "v16" and nv and p.cache == 0
   local bulk = p.mode == "bulk" and p.pipe == 2 and dtypes[p.dtype].size == 2
   local reg = p.mode == "reg" and p.pipe == 1
@@ -352,8 +358,8 @@ end
 function M.valid(p, opts)
   if not op_allows(p, opts) then return false, "not in this op's space" end
   if p.nv == 8 and not wide_ok(p, opts) then return false, "8 accesses: wide cluster rows only" end
-  if p.nv == 3 and not three_ok(p) then return false, "3 accesses: one-CTA register or two-stage bulk rows of 64-512 threads only" end
-  if p.cluster > 1 and not cluster_ok(p, opts) then return false, "clusters: resident rows of 4 accesses (8: wide rows)" end
+  if p.nv == 3 and not three_ok(p) then return false, "3 accesses: register or two-stage bulk rows of 64-512 threads only" end
+  if p.cluster > 1 and not cluster_ok(p, opts) then return false, "clusters: resident rows of 4 accesses (3: of 256 / 512 threads; 8: wide rows)" end
   if M.smem(p, opts) + M.acc_smem(p, opts) + M.static_smem(p, opts) > M.SMEM_LIMIT then return false, "shared memory" end
   if M.static_smem(p, opts) > M.STATIC_SMEM_LIMIT then return false, "static shared memory" end
   local cta = p.threads * p.rows
