@@ -7,7 +7,7 @@
 #   S40_STEP=tune  the ops of S40_OPS (default the seven) retuned on this GPU (S40_DTYPES, default bf16
 #                  f16; whole tunes: tuned_merge.py replaces whole (op, dtype) groups), merged into
 #                  bench/tuned/<gpu>, the table rebuilt, the dispatched rows and vs_torch.py at
-#                  12 K - 192 K; copy <gpu>*.tsv from $OUT into bench/tuned/, edit line 1, make gen
+#                  12 K - 192 K (S40_VS_NS); copy <gpu>*.tsv from $OUT into bench/tuned/, edit line 1, make gen
 export KITE_COMMIT=${KITE_COMMIT:-s40}
 source .deps/env.sh 2>/dev/null
 END=${S40_END:-560}
@@ -51,7 +51,7 @@ grep "kite-gen:" $OUT/regen.log
 timeout 60 build/kite-bench --op $OPS --n $NS > $OUT/bench_after.txt 2>&1
 grep -v "^#" $OUT/bench_after.txt | awk '{ print $1, $4, $5, $6, $NF }'
 left=$(( END - SECONDS - 5 ))
-[ $left -gt 30 ] && PYTHONUNBUFFERED=1 timeout $left python3 bench/vs_torch.py --op $OPS --n 12288,24576,49152,98304,196608 \
+[ $left -gt 30 ] && PYTHONUNBUFFERED=1 timeout $left python3 bench/vs_torch.py --op $OPS --n ${S40_VS_NS:-12288,24576,49152,98304,196608} \
   > $OUT/vs_c3.txt 2>&1; echo "vs_torch rc=$? ($SECONDS s)"
 grep -E "^[a-z_]+ +[0-9]+ +[0-9.]+ |MISMATCH|ERROR" $OUT/vs_c3.txt
 cd $OUT && tar czf logs.tgz *.log *.txt t.*.tsv 2>/dev/null; rm -f *.log *.txt t.*.tsv
