@@ -277,19 +277,23 @@ rowsall() {
 row_sass() {
   local op
   for op in $(row_ops); do ls build/obj/$op/*.o; done >/tmp/row_objs.txt
-  with_ldl </tmp/row_objs.txt >/tmp/row_ldl.txt
-  echo "row objects with LDL/STL in SASS: $(wc -l </tmp/row_ldl.txt) of $(wc -l </tmp/row_objs.txt)"
-  head -5 /tmp/row_ldl.txt
+  ldl_report "row objects" 4 </tmp/row_objs.txt
+}
+
+# Of the objects named on stdin ($1 says what they are), how many use local
+# memory, the first few named; $2 dumps at a time.
+ldl_report() {
+  local objs; objs=$(cat)
+  with_ldl "$2" <<<"$objs" >/tmp/ldl.txt
+  echo "$1 with LDL/STL in SASS: $(wc -l </tmp/ldl.txt) of $(grep -c . <<<"$objs")"
+  head -5 /tmp/ldl.txt
 }
 
 # The brief's SASS checks over every kernel object, 16 dumps at a time (one
 # cuobjdump of the whole libkite.a ran past a 600 s call in session 39): local
 # memory (LDL/STL) anywhere, HGMMA in every TMA gemm.
 all_sass() {
-  ls build/obj/*/*.o | grep -v '^build/obj/runtime/' >/tmp/all_objs.txt
-  with_ldl 16 </tmp/all_objs.txt >/tmp/all_ldl.txt
-  echo "kernel objects with LDL/STL in SASS: $(wc -l </tmp/all_ldl.txt) of $(wc -l </tmp/all_objs.txt)"
-  head -5 /tmp/all_ldl.txt
+  ls build/obj/*/*.o | grep -v '^build/obj/runtime/' | ldl_report "kernel objects" 16
   ls build/obj/gemm/gemm_tma_*.o >/tmp/tma_objs.txt
   xargs -P 16 -I{} sh -c 'cuobjdump --dump-sass "{}" | grep -q HGMMA || echo "{}"' </tmp/tma_objs.txt >/tmp/no_hgmma.txt
   echo "TMA gemm objects without HGMMA: $(wc -l </tmp/no_hgmma.txt) of $(wc -l </tmp/tma_objs.txt)"

@@ -7,6 +7,7 @@
 #   that one pack serves each of those trees.  Their headers and flags
 #   (prebuilt_hash) must be this tree's.
 # Then carry [".deps", ".prebuilt"] with `run`.
+
 # What every kernel object is made of besides its own source: the headers the
 # generated .cu files include (runtime/'s and the shared helpers of
 # out/include/) and the flags (kite.mk).  Each object is then keyed by its
