@@ -1,0 +1,45 @@
+# Session 41: the H200 set retuned on the kernels of sessions 24-41 (wip/s41-sbwd: main + softmax_bwd's
+# dot without its mask past n), whichever GPU comes (the set of that GPU is tuned; carry [".deps",
+# ".prebuilt"]).  Steps, one call each:
+#   S41_STEP=tune   build; every softmax_bwd variant tested by name (its code changed), their SASS; then
+#                   the ops of S41_OPS tuned (dtypes S41_DTYPES, default bf16), merged into
+#                   bench/tuned/<gpu>.* by tuned_merge.py (whole (op, dtype) groups), the table rebuilt,
+#                   kite-bench at the issues' six N (copy in the same run).  Copy <gpu>*.tsv from $OUT
+#                   into bench/tuned/, edit line 1, make gen.
+#   S41_STEP=table  bench/lab/s37_table.sh: kite-bench, then vs_torch.py op by op at the six N.
+#   S41_STEP=check  bench/lab/s40_call1.sh: the whole GPU check (device_run.sh check) and its not_run.txt.
+export KITE_COMMIT=${KITE_COMMIT:-s41}
+source .deps/env.sh 2>/dev/null
+END=${S41_END:-560}
+OPS=${S41_OPS:-softmax_bwd,rmsnorm,layernorm,softmax,cross_entropy,layernorm_bwd,rmsnorm_bwd,cross_entropy_bwd}
+NS=1024,4096,16384,65536,131072,262144
+G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
+GPU=h100; echo "$G" | grep -q H200 && GPU=h200
+case ${S41_STEP:-tune} in
+  table) S37_END=$END exec bash bench/lab/s37_table.sh ;;
+  check) S40_TEST_S=${S41_TEST_S:-440} exec bash bench/lab/s40_call1.sh ;;
+esac
+# softmax_bwd by name, one process a variant, every one stopped S41_TEST_END s after the start
+KITE_BYNAME='softmax_bwd_*' KITE_CALL_S=${S41_TEST_END:-260} bash bench/device_run.sh byname > $OUT/byname.log 2>&1
+echo "byname rc=$? ($SECONDS s)"; grep -E "build:|prebuilt" $OUT/byname.log | head -3
+grep -A12 "tested by name" $OUT/summary.txt
+grep -oE '^[a-z0-9_]+ +[0-9]+ shapes, worst|^variant [a-z0-9_]+' $OUT/byname_tests.log | awk '{ print ($1 == "variant") ? $2 : $1 }' |
+  sort -u > $OUT/passed.txt; echo "softmax_bwd variants that printed their line: $(wc -l < $OUT/passed.txt)"
+ls build/obj/softmax_bwd/*.o | xargs -P 8 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null |
+  grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' > $OUT/ldl.txt
+echo "softmax_bwd objects with LDL/STL: $(wc -l < $OUT/ldl.txt) of $(ls build/obj/softmax_bwd/*.o | wc -l)"
+T=
+for d in ${S41_DTYPES:-bf16}; do
+  for op in ${OPS//,/ }; do
+    [ $(( END - SECONDS )) -gt 110 ] || { echo "tune $op $d: not run"; continue; }
+    timeout 60 build/kite-bench --tune $OUT/t.$op.$d.tsv --times $OUT/t.$op.$d.times.tsv --op $op --dtype $d \
+      > $OUT/tune.$op.$d.log 2>&1 && T+=" $OUT/t.$op.$d"; echo "tune $op $d rc=$? ($SECONDS s)"
+  done
+done
+[ -n "$T" ] && python3 bench/lab/tuned_merge.py bench/tuned/$GPU bench/tuned/$GPU bench/tuned/$GPU $T
+cp bench/tuned/$GPU.tsv bench/tuned/$GPU.times.tsv $OUT/
+{ make gen && make -j16 build/libkite.so build/kite-bench; } > $OUT/regen.log 2>&1; echo "regen rc=$? ($SECONDS s)"
+grep "kite-gen:" $OUT/regen.log
+timeout $(( END - SECONDS - 5 )) build/kite-bench --op all --n $NS > $OUT/bench_after.txt 2>&1; echo "bench rc=$? ($SECONDS s)"
+grep -E "^(copy|rmsnorm|softmax|cross_entropy|layernorm)[a-z_]* " $OUT/bench_after.txt | awk '{ print $1, $4, $5, $6, $7, $NF }'
+cd $OUT && tar czf logs.tgz *.log *.txt t.*.tsv 2>/dev/null; rm -f *.log t.*.tsv
