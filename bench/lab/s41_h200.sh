@@ -4,7 +4,8 @@
 #   S41_STEP=tune   build; every softmax_bwd variant tested by name (its code changed), their SASS; then
 #                   the ops of S41_OPS tuned (dtypes S41_DTYPES, default bf16), merged into
 #                   bench/tuned/<gpu>.* by tuned_merge.py (whole (op, dtype) groups), the table rebuilt,
-#                   kite-bench at the issues' six N (copy in the same run).  Copy <gpu>*.tsv from $OUT
+#                   kite-bench at the issues' six N (copy in the same run).  On an H100, S41_OPS unset,
+#                   softmax_bwd alone (bf16, f16).  Copy <gpu>*.tsv from $OUT
 #                   into bench/tuned/, edit line 1, make gen.
 #   S41_STEP=table  bench/lab/s37_table.sh: kite-bench, then vs_torch.py op by op at the six N.
 #   S41_STEP=check  bench/lab/s40_call1.sh: the whole GPU check (device_run.sh check) and its not_run.txt.
@@ -15,6 +16,8 @@ OPS=${S41_OPS:-softmax_bwd,rmsnorm,layernorm,softmax,cross_entropy,layernorm_bwd
 NS=1024,4096,16384,65536,131072,262144
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
 GPU=h100; echo "$G" | grep -q H200 && GPU=h200
+# an H100's set was tuned in sessions 37-40: there only softmax_bwd changed
+[ $GPU = h100 ] && [ -z "${S41_OPS:-}" ] && { OPS=softmax_bwd; S41_DTYPES=${S41_DTYPES:-bf16 f16}; }
 case ${S41_STEP:-tune} in
   table) S37_END=$END exec bash bench/lab/s37_table.sh ;;
   check) S40_TEST_S=${S41_TEST_S:-440} exec bash bench/lab/s40_call1.sh ;;
