@@ -23,6 +23,8 @@ def args_for(op, M, N):
     w = torch.randn(N, device="cuda", dtype=torch.bfloat16)
     if op == "rmsnorm":
         return (x, w)
+    if op == "layernorm":
+        return (x, w, torch.randn_like(w))
     if op == "softmax_bwd":
         return (torch.softmax(x.float(), -1).bfloat16(), torch.randn_like(x))
     return (x,)
@@ -65,9 +67,10 @@ def launched_configs():
 
 
 def main():
-    ns = [int(a) for a in sys.argv[1:]] or [12288, 16384, 24576, 32768]
+    ns = [int(a) for a in sys.argv[1:] if a.isdigit()] or [12288, 16384, 24576, 32768]
+    ops = [a for a in sys.argv[1:] if not a.isdigit()] or ["rmsnorm", "softmax_bwd"]
     fns, _ = torch_fns(torch, F)
-    for op in ("rmsnorm", "softmax_bwd"):
+    for op in ops:
         for N in ns:
             torch._dynamo.reset()
             M = M_TOTAL // N

@@ -7,7 +7,8 @@
 #                   kite-bench at the issues' six N (copy in the same run).  On an H100, S41_OPS unset,
 #                   softmax_bwd alone (bf16, f16).  Copy <gpu>*.tsv from $OUT
 #                   into bench/tuned/, edit line 1, make gen.
-#   S41_STEP=table  bench/lab/s37_table.sh: kite-bench, then vs_torch.py op by op at the six N.
+#   S41_STEP=table  bench/lab/s37_table.sh: kite-bench, then vs_torch.py op by op at the six N; then
+#                   inductor_probe.py (layernorm, rmsnorm at 1 K and 16 K).
 #   S41_STEP=check  bench/lab/s40_call1.sh: the whole GPU check (device_run.sh check) and its not_run.txt.
 export KITE_COMMIT=${KITE_COMMIT:-s41}
 source .deps/env.sh 2>/dev/null
@@ -19,7 +20,10 @@ GPU=h100; echo "$G" | grep -q H200 && GPU=h200
 # an H100's set was tuned in sessions 37-40: there only softmax_bwd changed
 [ $GPU = h100 ] && [ -z "${S41_OPS:-}" ] && { OPS=softmax_bwd; S41_DTYPES=${S41_DTYPES:-bf16 f16}; }
 case ${S41_STEP:-tune} in
-  table) S37_END=$END exec bash bench/lab/s37_table.sh ;;
+  table) S37_END=$(( END - 45 )) bash bench/lab/s37_table.sh
+         # how torch.compile holds the rows where it led kite on the H200 in session 23
+         timeout $(( END - SECONDS )) python3 bench/lab/inductor_probe.py layernorm rmsnorm 1024 16384 > $OUT/probe.txt 2>&1
+         echo "probe rc=$? ($SECONDS s)"; exit 0 ;;
   check) S40_TEST_S=${S41_TEST_S:-440} exec bash bench/lab/s40_call1.sh ;;
 esac
 # softmax_bwd by name, one process a variant, every one stopped S41_TEST_END s after the start
