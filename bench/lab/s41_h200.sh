@@ -23,7 +23,8 @@ case ${S41_STEP:-tune} in
   table) S37_END=$(( END - 45 )) bash bench/lab/s37_table.sh
          # how torch.compile holds the rows where it led kite on the H200 in session 23
          timeout $(( END - SECONDS )) python3 bench/lab/inductor_probe.py layernorm rmsnorm 1024 16384 > $OUT/probe.txt 2>&1
-         echo "probe rc=$? ($SECONDS s)"; exit 0 ;;
+         echo "probe rc=$? ($SECONDS s)"; grep -E "^==|num_warps|launch" $OUT/probe.txt | cut -c1-160 | head -24
+         cd $OUT && tar czf table.tgz *.txt *.csv 2>/dev/null; rm -f *.txt *.csv; exit 0 ;;
   check) S40_TEST_S=${S41_TEST_S:-440} exec bash bench/lab/s40_call1.sh ;;
 esac
 # softmax_bwd by name, one process a variant, every one stopped S41_TEST_END s after the start
