@@ -8,6 +8,7 @@
  *   KT_CUDA_CHECK(e)       fails the running Check test on a CUDA error
  *   KT_KITE_OK(e)          fails the running Check test unless e is KITE_OK
  *   KT_ASSERT_HAS(t, p)    (kt_check.h) fails it unless p occurs in t
+ *   KT_EXPECT(c, fmt, ...) (kt_check.h) ck_assert_msg for loops over elements
  *
  * Define _POSIX_C_SOURCE before including any header if the file is compiled
  * with -std=c11 (getpid, setenv, clock_gettime need it); this header does it
