@@ -254,7 +254,7 @@ static double sum_check(const nproblem *p, const unsigned char *got, const doubl
   for (int64_t j = 0; asked && j < p->N; j++) {
     const double q = fabs(v[j] - ref[j]) / tol[j];
     KT_EXPECT(q <= 1.0, "%s: %s[%lld] = %.9g, want %.9g (tolerance %.3g)", what, name, (long long)j,
-                  (double)v[j], ref[j], tol[j]);
+              (double)v[j], ref[j], tol[j]);
     worst = fmax(worst, q);
   }
   ck_assert_msg(poisoned(got, asked ? (size_t)p->N * sizeof(float) : 0, (size_t)(p->N + GUARD) * sizeof(float)),
@@ -275,7 +275,7 @@ static double np_check(const nproblem *p, const outputs *o, const char *what)
       const double got = kt_load(p->dt, o->dx, row + j), ref = p->dx_ref[i * p->N + j];
       const double q = fabs(got - ref) / p->dx_tol[i * p->N + j];
       KT_EXPECT(q <= 1.0, "%s: dx[%lld][%lld] = %.9g, want %.9g (tolerance %.3g)", what, (long long)i,
-                    (long long)j, got, ref, p->dx_tol[i * p->N + j]);
+                (long long)j, got, ref, p->dx_tol[i * p->N + j]);
       worst = fmax(worst, q);
     }
     if (!p->inplace && i + 1 < p->M)
@@ -622,12 +622,12 @@ static double rp_check(const rproblem *p, const char *what, unsigned char **ybuf
       const double got = kt_load(p->dt, y, e), ref = p->y_ref[i * p->N + j];
       const double tol = fy_rtol(p->dt) * fabs(ref) + 1e-6 * p->rstd_ref[i] + kt_out_atol(p->dt) + 1e-30;
       KT_EXPECT(fabs(got - ref) <= tol, "%s: y[%lld][%lld] = %.9g, want %.9g", what, (long long)i, (long long)j,
-                    got, ref);
+                got, ref);
       worst = fmax(worst, fabs(got - ref) / tol);
       if (p->ha)
         KT_EXPECT(memcmp(h + e * es, (unsigned char *)p->hh + e * es, (size_t)es) == 0,
-                      "%s: h[%lld][%lld] = %.9g, want x + residual = %.9g", what, (long long)i, (long long)j,
-                      (double)kt_load(p->dt, h, e), (double)kt_load(p->dt, p->hh, e));
+                  "%s: h[%lld][%lld] = %.9g, want x + residual = %.9g", what, (long long)i, (long long)j,
+                  (double)kt_load(p->dt, h, e), (double)kt_load(p->dt, p->hh, e));
     }
     if (p->ya != p->xa && i + 1 < p->M)
       ck_assert_msg(poisoned(y, (size_t)(p->off + i * p->ld + p->N) * es, (size_t)(p->off + (i + 1) * p->ld) * es),
