@@ -63,10 +63,7 @@ tests_report() {
   grep -E ":[EF]:|crashed" "$log" | cut -c1-300 | head -8
   procs_cut "$@"
 }
-# Of the objects named on stdin, those whose SASS uses local memory (LDL/STL), 4 dumps at a time.
-# ($1: dumps at a time, 4 unless given)
-with_ldl() { xargs -P "${1:-4}" -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null | grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"'; }
-
+source bench/sass.sh   # with_ldl, ldl_report
 source bench/prebuilt.sh
 # What the table object was built from: the variants asked for and the table's source.
 table_stamp() { echo "${KITE_ONLY:-all} $(md5sum <out/kite_table.c)"; }
@@ -278,15 +275,6 @@ row_sass() {
   local op
   for op in $(row_ops); do ls build/obj/$op/*.o; done >/tmp/row_objs.txt
   ldl_report "row objects" 4 </tmp/row_objs.txt
-}
-
-# Of the objects named on stdin ($1 says what they are), how many use local
-# memory, the first few named; $2 dumps at a time.
-ldl_report() {
-  local objs; objs=$(cat)
-  with_ldl "$2" <<<"$objs" >/tmp/ldl.txt
-  echo "$1 with LDL/STL in SASS: $(wc -l </tmp/ldl.txt) of $(grep -c . <<<"$objs")"
-  head -5 /tmp/ldl.txt
 }
 
 # The brief's SASS checks over every kernel object, 16 dumps at a time (one

@@ -10,6 +10,7 @@
 #                  12 K - 192 K (S40_VS_NS); copy <gpu>*.tsv from $OUT into bench/tuned/, edit line 1, make gen
 export KITE_COMMIT=${KITE_COMMIT:-s40}
 source .deps/env.sh 2>/dev/null
+source bench/lab/lab_steps.sh
 END=${S40_END:-560}
 OPS=${S40_OPS:-rmsnorm,softmax,cross_entropy,layernorm,softmax_bwd,rmsnorm_bwd,layernorm_bwd}
 NS=12288,16384,24576,32768,49152,65536,98304,131072,196608,262144
@@ -20,8 +21,7 @@ if [ "${S40_STEP:-test}" = test ]; then
   echo "byname rc=$? ($SECONDS s)"; grep -E "build:|prebuilt" $OUT/byname.log | head -3
   grep -A12 "tested by name" $OUT/summary.txt
   grep -E "(Failure|Error)" $OUT/byname_tests.log | cut -c1-300 | head -5
-  grep -oE '^[a-z0-9_]+ +[0-9]+ shapes, worst|^variant [a-z0-9_]+' $OUT/byname_tests.log | awk '{ print ($1 == "variant") ? $2 : $1 }' |
-    sort -u > $OUT/passed.txt; echo "variants that printed their line: $(wc -l < $OUT/passed.txt)"
+  passed_variants $OUT/byname_tests.log > $OUT/passed.txt; echo "variants that printed their line: $(wc -l < $OUT/passed.txt)"
   cd $OUT && tar czf logs.tgz *.log 2>/dev/null; rm -f *.log; exit 0
 fi
 bash bench/device_run.sh build > $OUT/build.log 2>&1; echo "build rc=$? ($SECONDS s)"
@@ -37,17 +37,7 @@ if [ "$S40_STEP" = time ]; then
     $OUT/all.txt | sort -k1,1 -k2n | tee $OUT/best.txt
   cd $OUT && tar czf logs.tgz *.log var.txt 2>/dev/null; rm -f *.log var.txt; exit 0
 fi
-for d in ${S40_DTYPES:-bf16 f16}; do
-  for op in ${OPS//,/ }; do
-    [ $(( END - SECONDS )) -gt 100 ] || { echo "tune $op $d: not run"; continue; }
-    timeout 60 build/kite-bench --tune $OUT/t.$op.$d.tsv --times $OUT/t.$op.$d.times.tsv --op $op --dtype $d \
-      > $OUT/tune.$op.$d.log 2>&1 && T+=" $OUT/t.$op.$d"; echo "tune $op $d rc=$? ($SECONDS s)"
-  done
-done
-[ -n "$T" ] && python3 bench/lab/tuned_merge.py bench/tuned/$GPU bench/tuned/$GPU bench/tuned/$GPU $T
-cp bench/tuned/$GPU.tsv bench/tuned/$GPU.times.tsv $OUT/
-{ make gen && make -j16 build/libkite.so build/kite-bench; } > $OUT/regen.log 2>&1; echo "regen rc=$? ($SECONDS s)"
-grep "kite-gen:" $OUT/regen.log
+tune_ops "$OPS" "${S40_DTYPES:-bf16 f16}" $GPU $END 100
 timeout 60 build/kite-bench --op $OPS --n $NS > $OUT/bench_after.txt 2>&1
 grep -v "^#" $OUT/bench_after.txt | awk '{ print $1, $4, $5, $6, $NF }'
 left=$(( END - SECONDS - 5 ))

@@ -5,13 +5,13 @@
 # S40_TEST_S (default 440) bounds each test process.
 export KITE_COMMIT=${KITE_COMMIT:-s40}
 source .deps/env.sh 2>/dev/null
+source bench/lab/lab_steps.sh
 nvidia-smi --query-gpu=name --format=csv,noheader
 KITE_TEST_S=${S40_TEST_S:-440} bash bench/device_run.sh check > $OUT/check.log 2>&1
 echo "check rc=$? ($SECONDS s)"; grep -E "prebuilt|build:" $OUT/check.log | head -2
 grep -vE "^\s*$" $OUT/check.log | grep -vE "^[0-9]+x[0-9]+x[0-9]+ " | tail -30 | cut -c1-200
 # the variants that printed their line (after every assertion of theirs passed)
-cat $OUT/gpu.log $OUT/norm.log | grep -oE '^[a-z0-9_]+ +[0-9]+ shapes, worst|^variant [a-z0-9_]+' |
-  awk '{ print ($1 == "variant") ? $2 : $1 }' | sort -u > $OUT/passed.txt
+passed_variants $OUT/gpu.log $OUT/norm.log > $OUT/passed.txt
 echo "variants that printed their line: $(wc -l < $OUT/passed.txt), of them n3 cluster rows: $(grep -c '_n3_.*_x' $OUT/passed.txt)"
 awk -F'\t' 'NR > 1 && $2 != "gemm" { print $1 }' out/manifest.tsv | sort > /tmp/rowvars.txt
 comm -23 /tmp/rowvars.txt $OUT/passed.txt > $OUT/not_run.txt; echo "row variants not reached: $(wc -l < $OUT/not_run.txt)"

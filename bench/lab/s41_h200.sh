@@ -12,6 +12,7 @@
 #   S41_STEP=check  bench/lab/s40_call1.sh: the whole GPU check (device_run.sh check) and its not_run.txt.
 export KITE_COMMIT=${KITE_COMMIT:-s41}
 source .deps/env.sh 2>/dev/null
+source bench/lab/lab_steps.sh
 END=${S41_END:-560}
 OPS=${S41_OPS:-softmax_bwd,rmsnorm,layernorm,softmax,cross_entropy,layernorm_bwd,rmsnorm_bwd,cross_entropy_bwd}
 NS=1024,4096,16384,65536,131072,262144
@@ -31,23 +32,9 @@ esac
 KITE_BYNAME='softmax_bwd_*' KITE_CALL_S=${S41_TEST_END:-260} bash bench/device_run.sh byname > $OUT/byname.log 2>&1
 echo "byname rc=$? ($SECONDS s)"; grep -E "build:|prebuilt" $OUT/byname.log | head -3
 grep -A12 "tested by name" $OUT/summary.txt
-grep -oE '^[a-z0-9_]+ +[0-9]+ shapes, worst|^variant [a-z0-9_]+' $OUT/byname_tests.log | awk '{ print ($1 == "variant") ? $2 : $1 }' |
-  sort -u > $OUT/passed.txt; echo "softmax_bwd variants that printed their line: $(wc -l < $OUT/passed.txt)"
-ls build/obj/softmax_bwd/*.o | xargs -P 8 -I{} sh -c 'cuobjdump --dump-sass "{}" 2>/dev/null |
-  grep -qE "[[:space:]](LDL|STL)[. ]" && echo "{}"' > $OUT/ldl.txt
-echo "softmax_bwd objects with LDL/STL: $(wc -l < $OUT/ldl.txt) of $(ls build/obj/softmax_bwd/*.o | wc -l)"
-T=
-for d in ${S41_DTYPES:-bf16}; do
-  for op in ${OPS//,/ }; do
-    [ $(( END - SECONDS )) -gt 110 ] || { echo "tune $op $d: not run"; continue; }
-    timeout 60 build/kite-bench --tune $OUT/t.$op.$d.tsv --times $OUT/t.$op.$d.times.tsv --op $op --dtype $d \
-      > $OUT/tune.$op.$d.log 2>&1 && T+=" $OUT/t.$op.$d"; echo "tune $op $d rc=$? ($SECONDS s)"
-  done
-done
-[ -n "$T" ] && python3 bench/lab/tuned_merge.py bench/tuned/$GPU bench/tuned/$GPU bench/tuned/$GPU $T
-cp bench/tuned/$GPU.tsv bench/tuned/$GPU.times.tsv $OUT/
-{ make gen && make -j16 build/libkite.so build/kite-bench; } > $OUT/regen.log 2>&1; echo "regen rc=$? ($SECONDS s)"
-grep "kite-gen:" $OUT/regen.log
+passed_variants $OUT/byname_tests.log > $OUT/passed.txt; echo "softmax_bwd variants that printed their line: $(wc -l < $OUT/passed.txt)"
+ls build/obj/softmax_bwd/*.o | ldl_report "softmax_bwd objects" 8
+tune_ops "$OPS" "${S41_DTYPES:-bf16}" $GPU $END 110
 timeout $(( END - SECONDS - 5 )) build/kite-bench --op all --n $NS > $OUT/bench_after.txt 2>&1; echo "bench rc=$? ($SECONDS s)"
 grep -E "^(copy|rmsnorm|softmax|cross_entropy|layernorm)[a-z_]* " $OUT/bench_after.txt | awk '{ print $1, $4, $5, $6, $7, $NF }'
 cd $OUT && tar czf logs.tgz *.log *.txt t.*.tsv 2>/dev/null; rm -f *.log t.*.tsv

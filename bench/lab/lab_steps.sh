@@ -1,0 +1,30 @@
+# Steps the session lab scripts share (s40_c3.sh, s40_call1.sh, s41_h200.sh), sourced from
+# the repository root on the GPU machine; the SASS helpers come with them (bench/sass.sh).
+source bench/sass.sh
+
+# passed_variants LOG...: the variants whose test printed its line (after every
+# assertion of theirs passed), one a line, sorted.
+passed_variants() {
+  cat "$@" | grep -oE '^[a-z0-9_]+ +[0-9]+ shapes, worst|^variant [a-z0-9_]+' |
+    awk '{ print ($1 == "variant") ? $2 : $1 }' | sort -u
+}
+
+# tune_ops OPS DTYPES GPU END KEEP: each op of OPS (comma list) and dtype of DTYPES
+# tuned (kite-bench --tune, 60 s at most) while more than KEEP s of END (from the
+# script's start) are left; the tunes merged into bench/tuned/GPU.* (whole (op, dtype)
+# groups, tuned_merge.py), which go to $OUT; the table regenerated, libkite.so and
+# kite-bench rebuilt.  Logs and t.* tables in $OUT.
+tune_ops() {
+  local ops=$1 dtypes=$2 gpu=$3 end=$4 keep=$5 d op t=
+  for d in $dtypes; do
+    for op in ${ops//,/ }; do
+      [ $(( end - SECONDS )) -gt $keep ] || { echo "tune $op $d: not run"; continue; }
+      timeout 60 build/kite-bench --tune $OUT/t.$op.$d.tsv --times $OUT/t.$op.$d.times.tsv --op $op --dtype $d \
+        > $OUT/tune.$op.$d.log 2>&1 && t+=" $OUT/t.$op.$d"; echo "tune $op $d rc=$? ($SECONDS s)"
+    done
+  done
+  [ -n "$t" ] && python3 bench/lab/tuned_merge.py bench/tuned/$gpu bench/tuned/$gpu bench/tuned/$gpu $t
+  cp bench/tuned/$gpu.tsv bench/tuned/$gpu.times.tsv $OUT/
+  { make gen && make -j16 build/libkite.so build/kite-bench; } > $OUT/regen.log 2>&1; echo "regen rc=$? ($SECONDS s)"
+  grep "kite-gen:" $OUT/regen.log
+}
