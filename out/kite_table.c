@@ -4939,48 +4939,48 @@ static const struct kite_rule kite_rules_1[] = {
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 129, 173.984f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 129, 256.928f},
   {"cross_entropy", KITE_F32, KITE_F32, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 129, 339.584f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1518, 307.792f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1518, 166.544f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1519, 133.344f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1528, 134.000f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1527, 133.744f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1520, 133.392f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1525, 133.824f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1521, 133.584f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1521, 133.856f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1522, 134.576f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1522, 133.872f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1531, 140.208f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1523, 135.536f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1612, 145.152f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1634, 140.480f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1613, 140.464f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1635, 143.136f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1633, 206.144f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1652, 279.136f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1655, 407.008f},
-  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1653, 543.792f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1542, 301.872f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1542, 164.832f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1543, 133.376f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1552, 134.096f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1551, 133.840f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1544, 133.456f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1549, 133.760f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1545, 133.504f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1545, 133.792f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1546, 134.464f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1546, 134.032f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1555, 140.192f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1547, 135.456f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1620, 146.240f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1642, 140.896f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1621, 139.744f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1643, 144.416f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1641, 206.800f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1660, 280.640f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1663, 406.848f},
-  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1661, 544.784f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1518, 188.576f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1518, 133.392f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1526, 133.168f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1524, 133.984f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1532, 133.232f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1525, 133.360f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1533, 133.232f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1521, 133.296f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1530, 133.472f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1530, 134.000f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1522, 134.080f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1531, 138.368f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1523, 135.120f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1614, 142.784f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1611, 140.320f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1632, 141.776f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1635, 138.752f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1631, 208.160f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1655, 273.872f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1655, 404.208f},
+  {"softmax_bwd", KITE_BF16, KITE_BF16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1657, 539.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1542, 189.600f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1542, 133.520f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1550, 133.120f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 131072, 512, 0, 17.000000f, 9.000000f, 0.000000f, 1548, 134.064f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 65536, 1024, 0, 16.000000f, 10.000000f, 0.000000f, 1558, 133.328f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 43690, 1536, 0, 15.415015f, 10.584963f, 0.000000f, 1549, 133.376f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 32768, 2048, 0, 15.000000f, 11.000000f, 0.000000f, 1557, 133.456f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 21845, 3072, 0, 14.415015f, 11.584963f, 0.000000f, 1545, 133.440f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 16384, 4096, 0, 14.000000f, 12.000000f, 0.000000f, 1554, 133.424f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 10922, 6144, 0, 13.414949f, 12.584963f, 0.000000f, 1546, 133.680f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 8192, 8192, 0, 13.000000f, 13.000000f, 0.000000f, 1546, 133.872f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 5461, 12288, 0, 12.414949f, 13.584963f, 0.000000f, 1555, 138.224f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 4096, 16384, 0, 12.000000f, 14.000000f, 0.000000f, 1547, 135.248f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2730, 24576, 0, 11.414685f, 14.584963f, 0.000000f, 1622, 142.576f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 2048, 32768, 0, 11.000000f, 15.000000f, 0.000000f, 1619, 140.608f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1365, 49152, 0, 10.414685f, 15.584963f, 0.000000f, 1621, 142.944f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 65536, 0, 10.000000f, 16.000000f, 0.000000f, 1643, 138.480f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 98304, 0, 10.000000f, 16.584963f, 0.000000f, 1660, 207.584f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 131072, 0, 10.000000f, 17.000000f, 0.000000f, 1663, 271.584f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 196608, 0, 10.000000f, 17.584963f, 0.000000f, 1663, 403.616f},
+  {"softmax_bwd", KITE_F16, KITE_F16, 1024, 262144, 0, 10.000000f, 18.000000f, 0.000000f, 1661, 540.592f},
   {"softmax_bwd", KITE_F32, KITE_F32, 1048576, 64, 0, 20.000000f, 6.000000f, 0.000000f, 1566, 263.280f},
   {"softmax_bwd", KITE_F32, KITE_F32, 524288, 128, 0, 19.000000f, 7.000000f, 0.000000f, 1574, 262.352f},
   {"softmax_bwd", KITE_F32, KITE_F32, 262144, 256, 0, 18.000000f, 8.000000f, 0.000000f, 1572, 262.288f},
@@ -6020,72 +6020,67 @@ static const struct kite_row_span kite_row_spans_1[] = {
   {"softmax", KITE_F32, 73729, 131072, 1505},  /* softmax_f32_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"softmax", KITE_F32, 131073, 1073741824, 1512},  /* softmax_f32_loop_t512_r1_n4_v16_c3_p1 */
   {"softmax_bwd", KITE_BF16, 1, 234, 1518},  /* softmax_bwd_bf16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 235, 256, 1519},  /* softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 257, 449, 1526},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 450, 512, 1528},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 513, 938, 1524},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 939, 1024, 1527},  /* softmax_bwd_bf16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1025, 1578, 1520},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 1579, 2048, 1525},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2049, 2895, 1529},  /* softmax_bwd_bf16_reg_t128_r1_n3_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 2896, 4096, 1521},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 4097, 4276, 1538},  /* softmax_bwd_bf16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_BF16, 4277, 5546, 1530},  /* softmax_bwd_bf16_reg_t256_r1_n3_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 5547, 8192, 1522},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 8193, 10623, 1590},  /* softmax_bwd_bf16_reg_t256_r1_n3_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 10624, 12288, 1531},  /* softmax_bwd_bf16_reg_t512_r1_n3_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 12289, 13776, 1535},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 13777, 16384, 1523},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_BF16, 16385, 16896, 1591},  /* softmax_bwd_bf16_reg_t512_r1_n3_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_BF16, 16897, 24575, 1614},  /* softmax_bwd_bf16_bulk_t256_r1_n3_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_BF16, 24576, 27553, 1612},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_BF16, 27554, 31378, 1616},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_BF16, 31379, 38400, 1634},  /* softmax_bwd_bf16_bulk_t256_r1_n3_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 38401, 49151, 1630},  /* softmax_bwd_bf16_reg_t256_r1_n3_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 49152, 50534, 1613},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_BF16, 50535, 62756, 1632},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 62757, 84989, 1635},  /* softmax_bwd_bf16_bulk_t512_r1_n3_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_BF16, 84990, 89088, 1631},  /* softmax_bwd_bf16_reg_t512_r1_n3_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 89089, 96784, 1650},  /* softmax_bwd_bf16_reg_t256_r1_n3_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 96785, 110217, 1633},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_BF16, 110218, 131072, 1652},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_BF16, 131073, 196608, 1655},  /* softmax_bwd_bf16_bulk_t512_r1_n3_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 196609, 258048, 1657},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_BF16, 258049, 262144, 1653},  /* softmax_bwd_bf16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 235, 244, 1519},  /* softmax_bwd_bf16_reg_t32_r8_n1_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 245, 489, 1526},  /* softmax_bwd_bf16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 490, 511, 1528},  /* softmax_bwd_bf16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 512, 980, 1524},  /* softmax_bwd_bf16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 981, 1271, 1532},  /* softmax_bwd_bf16_reg_t64_r2_n3_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1272, 1535, 1520},  /* softmax_bwd_bf16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 1536, 2047, 1525},  /* softmax_bwd_bf16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2048, 2232, 1533},  /* softmax_bwd_bf16_reg_t128_r2_n3_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 2233, 3024, 1529},  /* softmax_bwd_bf16_reg_t128_r1_n3_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 3025, 4095, 1521},  /* softmax_bwd_bf16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 4096, 6144, 1530},  /* softmax_bwd_bf16_reg_t256_r1_n3_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 6145, 8192, 1522},  /* softmax_bwd_bf16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 8193, 8554, 1539},  /* softmax_bwd_bf16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_BF16, 8555, 10172, 1594},  /* softmax_bwd_bf16_bulk_t256_r1_n3_v16_c0_p2_x2 */
+  {"softmax_bwd", KITE_BF16, 10173, 12288, 1531},  /* softmax_bwd_bf16_reg_t512_r1_n3_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 12289, 13192, 1535},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 13193, 16384, 1523},  /* softmax_bwd_bf16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_BF16, 16385, 21246, 1591},  /* softmax_bwd_bf16_reg_t512_r1_n3_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_BF16, 21247, 24576, 1614},  /* softmax_bwd_bf16_bulk_t256_r1_n3_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_BF16, 24577, 32256, 1616},  /* softmax_bwd_bf16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_BF16, 32257, 49151, 1611},  /* softmax_bwd_bf16_reg_t512_r1_n3_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_BF16, 49152, 61440, 1632},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 61441, 73728, 1635},  /* softmax_bwd_bf16_bulk_t512_r1_n3_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 73729, 98304, 1631},  /* softmax_bwd_bf16_reg_t512_r1_n3_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_BF16, 98305, 114688, 1652},  /* softmax_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_BF16, 114689, 131071, 1637},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_BF16, 131072, 196608, 1655},  /* softmax_bwd_bf16_bulk_t512_r1_n3_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_BF16, 196609, 262144, 1657},  /* softmax_bwd_bf16_bulk_t512_r1_n4_v16_c0_p2_x16 */
   {"softmax_bwd", KITE_BF16, 262145, 1073741824, 1535},  /* softmax_bwd_bf16_loop_t512_r1_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F16, 1, 244, 1542},  /* softmax_bwd_f16_reg_t32_r4_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 245, 256, 1543},  /* softmax_bwd_f16_reg_t32_r8_n1_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 257, 449, 1550},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 450, 512, 1552},  /* softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 513, 980, 1548},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 981, 1024, 1551},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1025, 1511, 1556},  /* softmax_bwd_f16_reg_t64_r2_n3_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1512, 1721, 1544},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 1722, 2048, 1549},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 2049, 3024, 1553},  /* softmax_bwd_f16_reg_t128_r1_n3_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 3025, 4096, 1545},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 4097, 4276, 1562},  /* softmax_bwd_f16_bulk_t512_r1_n2_v16_c0_p2 */
-  {"softmax_bwd", KITE_F16, 4277, 5632, 1554},  /* softmax_bwd_f16_reg_t256_r1_n3_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 5633, 8192, 1546},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 8193, 10623, 1598},  /* softmax_bwd_f16_reg_t256_r1_n3_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 245, 469, 1550},  /* softmax_bwd_f16_reg_t32_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 470, 511, 1552},  /* softmax_bwd_f16_reg_t32_r8_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 512, 980, 1548},  /* softmax_bwd_f16_reg_t64_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 981, 1023, 1551},  /* softmax_bwd_f16_reg_t64_r4_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1024, 1271, 1558},  /* softmax_bwd_f16_reg_t64_r4_n3_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1272, 1535, 1544},  /* softmax_bwd_f16_reg_t128_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1536, 1792, 1549},  /* softmax_bwd_f16_reg_t128_r2_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 1793, 2047, 1553},  /* softmax_bwd_f16_reg_t128_r1_n3_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 2048, 3024, 1557},  /* softmax_bwd_f16_reg_t128_r2_n3_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 3025, 4095, 1545},  /* softmax_bwd_f16_reg_t256_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 4096, 6143, 1554},  /* softmax_bwd_f16_reg_t256_r1_n3_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 6144, 8192, 1546},  /* softmax_bwd_f16_reg_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 8193, 8554, 1563},  /* softmax_bwd_f16_bulk_t1024_r1_n2_v16_c0_p2 */
+  {"softmax_bwd", KITE_F16, 8555, 10623, 1602},  /* softmax_bwd_f16_bulk_t256_r1_n3_v16_c0_p2_x2 */
   {"softmax_bwd", KITE_F16, 10624, 12288, 1555},  /* softmax_bwd_f16_reg_t512_r1_n3_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 12289, 14336, 1559},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 14337, 16384, 1547},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
-  {"softmax_bwd", KITE_F16, 16385, 19456, 1599},  /* softmax_bwd_f16_reg_t512_r1_n3_v16_c0_p1_x2 */
-  {"softmax_bwd", KITE_F16, 19457, 24575, 1622},  /* softmax_bwd_f16_bulk_t256_r1_n3_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 24576, 27553, 1620},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F16, 27554, 31744, 1624},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
-  {"softmax_bwd", KITE_F16, 31745, 38912, 1642},  /* softmax_bwd_f16_bulk_t256_r1_n3_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 38913, 48392, 1638},  /* softmax_bwd_f16_reg_t256_r1_n3_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 48393, 58368, 1621},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
-  {"softmax_bwd", KITE_F16, 58369, 62756, 1640},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 62757, 82944, 1643},  /* softmax_bwd_f16_bulk_t512_r1_n3_v16_c0_p2_x8 */
-  {"softmax_bwd", KITE_F16, 82945, 96784, 1639},  /* softmax_bwd_f16_reg_t512_r1_n3_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 96785, 110592, 1641},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x8 */
-  {"softmax_bwd", KITE_F16, 110593, 131072, 1660},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
-  {"softmax_bwd", KITE_F16, 131073, 196608, 1663},  /* softmax_bwd_f16_bulk_t512_r1_n3_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 196609, 262143, 1665},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
-  {"softmax_bwd", KITE_F16, 262144, 262144, 1661},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 12289, 13192, 1559},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 13193, 16384, 1547},  /* softmax_bwd_f16_reg_t1024_r1_n2_v16_c0_p1 */
+  {"softmax_bwd", KITE_F16, 16385, 19968, 1599},  /* softmax_bwd_f16_reg_t512_r1_n3_v16_c0_p1_x2 */
+  {"softmax_bwd", KITE_F16, 19969, 24576, 1622},  /* softmax_bwd_f16_bulk_t256_r1_n3_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 24577, 25600, 1620},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 25601, 32256, 1624},  /* softmax_bwd_f16_bulk_t256_r1_n4_v16_c0_p2_x4 */
+  {"softmax_bwd", KITE_F16, 32257, 49151, 1619},  /* softmax_bwd_f16_reg_t512_r1_n3_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 49152, 53248, 1621},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x4 */
+  {"softmax_bwd", KITE_F16, 53249, 61440, 1640},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 61441, 76800, 1643},  /* softmax_bwd_f16_bulk_t512_r1_n3_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 76801, 98303, 1639},  /* softmax_bwd_f16_reg_t512_r1_n3_v16_c0_p1_x8 */
+  {"softmax_bwd", KITE_F16, 98304, 116736, 1660},  /* softmax_bwd_f16_reg_t256_r1_n4_v16_c0_p1_x16 */
+  {"softmax_bwd", KITE_F16, 116737, 126976, 1645},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x8 */
+  {"softmax_bwd", KITE_F16, 126977, 196608, 1663},  /* softmax_bwd_f16_bulk_t512_r1_n3_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 196609, 237568, 1665},  /* softmax_bwd_f16_bulk_t512_r1_n4_v16_c0_p2_x16 */
+  {"softmax_bwd", KITE_F16, 237569, 262144, 1661},  /* softmax_bwd_f16_reg_t512_r1_n4_v16_c0_p1_x16 */
   {"softmax_bwd", KITE_F16, 262145, 1073741824, 1559},  /* softmax_bwd_f16_loop_t512_r1_n2_v16_c0_p1 */
   {"softmax_bwd", KITE_F32, 1, 111, 1566},  /* softmax_bwd_f32_reg_t32_r4_n1_v16_c0_p1 */
   {"softmax_bwd", KITE_F32, 112, 127, 1567},  /* softmax_bwd_f32_reg_t32_r8_n1_v16_c0_p1 */
@@ -6115,6 +6110,6 @@ static const struct kite_row_span kite_row_spans_1[] = {
    holds (case aside), else the first (runtime/kite_dispatch.c) */
 const struct kite_gpu_table kite_gpu_tables[] = {
   {"h200", kite_rules_0, 665, kite_gemm_models_0, 19, kite_row_spans_0, 535},
-  {"h100", kite_rules_1, 665, kite_gemm_models_1, 19, kite_row_spans_1, 828},
+  {"h100", kite_rules_1, 665, kite_gemm_models_1, 19, kite_row_spans_1, 823},
 };
 const int32_t kite_gpu_tables_len = 2;

@@ -81,16 +81,17 @@ __device__ __forceinline__ const elem_t *staged_row(const kite_row_args &a, int 
 
 namespace {
 
-// sum over this thread's accesses of a chunk at base of y * dy (past n: 0).
-__device__ __forceinline__ float chunk_dot(const raw_t (&y)[kNv], const raw_t (&g)[kNv], int base, int t, int n)
+// sum over this thread's accesses of a chunk of y * dy.  No mask past n: every
+// load leaves zeros there (load_raw, load_chunk, load_staged; dead rows load
+// nothing and stay {}), and without the mask a thread holds fewer registers.
+__device__ __forceinline__ float chunk_dot(const raw_t (&y)[kNv], const raw_t (&g)[kNv])
 {
   float d = 0.f;
 #pragma unroll
   for (int j = 0; j < kNv; ++j) {
-    const int i = access_index(base, j, t);
     float fy[kVec], fg[kVec];
-    to_floats(y[j], i, n, 0.f, fy);
-    to_floats(g[j], i, n, 0.f, fg);
+    raw_floats1(y[j], fy);
+    raw_floats1(g[j], fg);
 #pragma unroll
     for (int e = 0; e < kVec; ++e) d = fmaf(fy[e], fg[e], d);
   }
@@ -133,7 +134,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_bwd(const kite_
       prefetch_row(row_in(a.dy, a.lddy, p), p, n);
     }, [&](place_t p, const row_t &r, int k) {
       const int m = p.live ? n : 0;   // dead rows store nothing
-      const float dot = row_sum(chunk_dot(r.y, r.g, 0, p.t, m), red[k]);
+      const float dot = row_sum(chunk_dot(r.y, r.g), red[k]);
       chunk_dx(r.y, r.g, 0, p.t, m, dot, row_out(a.y, a.ldy, p));
     });
     return;
@@ -147,7 +148,7 @@ __global__ void __launch_bounds__(kCtaThreads, kMinCtas) softmax_bwd(const kite_
     for (int c = 0; c * kChunk < m; ++c) {
       load_chunk(y, c * kChunk, p.t, m, ry);
       load_chunk(g, c * kChunk, p.t, m, rg);
-      dot += chunk_dot(ry, rg, c * kChunk, p.t, m);
+      dot += chunk_dot(ry, rg);
     }
     dot = row_sum(dot, red[0]);
     // each thread reads its elements of y and dy before it writes them: dx may be dy or y itself
