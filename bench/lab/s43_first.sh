@@ -1,0 +1,16 @@
+# Session 43's first call, whichever GPU comes; run from wip/s42-bwdsums (main + bench/lab/s42/bwdsums.patch)
+# with carry [".deps", ".prebuilt"].
+#   H200: main's kernels (the patch reversed here), vs_torch at the issues' six N for the ops last seen
+#         under torch.compile there first (rmsnorm layernorm softmax_bwd layernorm_bwd), then the rest,
+#         until S43_END s; the next call: S41_STEP=check, then S41_STEP=tune (the H200 set is session 23's).
+#   H100: bench/lab/s42_bwd.sh (the bwd sums' tests by name, SASS, the A/B against main).
+END=${S43_END:-540}
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  git apply -R bench/lab/s42/bwdsums.patch 2>/dev/null || patch -R -p1 -s < bench/lab/s42/bwdsums.patch || exit 1
+  echo "H200: main's kernels, the table"
+  S37_DONE=x S37_END=$END S37_OPS="rmsnorm layernorm softmax_bwd layernorm_bwd softmax cross_entropy rmsnorm_bwd cross_entropy_bwd" \
+    bash bench/lab/s37_table.sh
+  cd $OUT && tar czf table.tgz *.txt *.csv 2>/dev/null; rm -f *.txt *.csv
+else
+  S42_END=$END bash bench/lab/s42_bwd.sh
+fi
