@@ -5,16 +5,18 @@
 # AB_ROUNDS rounds (default 3) alternating old, new, each run under AB_TIMEOUT s (default 120), a run
 # started only within AB_STOP s of this script's start (default: no bound).  Leaves in DIR:
 # ab_summary.txt (per op, bench/lab/ab_rounds.py: geomean new / old per N, the dispatched row),
-# ab_all.txt (per op, variant and N) and ab_raw.tgz (the rounds).
+# ab_all.txt (per op, variant and N) and ab_raw.tgz (the rounds).  ONLY '-': the dispatched rows
+# alone (kite-bench without --variants; ab_rounds.py counts each as a variant).
 set -u
 dir=$1 ops=$2 only=$3 ns=$4
+sel=(--variants --only "$only"); [ "$only" = - ] && sel=()
 if [ -n "${AB_OLD:-}" ]; then cp "$AB_OLD" /tmp/kite-bench-old; else tar xJf .abbranch/oldbench.tar.xz -C /tmp; fi
 mkdir -p "$dir/ab"
 for r in $(seq "${AB_ROUNDS:-3}"); do
   for b in old new; do
     [ "$SECONDS" -le "${AB_STOP:-999999}" ] || break 2
     bin=build/kite-bench; [ $b = old ] && bin=/tmp/kite-bench-old
-    timeout "${AB_TIMEOUT:-120}" $bin --variants --only "$only" --op "$ops" --n "$ns" > "$dir/ab/ab.$b.$r.txt" 2>&1
+    timeout "${AB_TIMEOUT:-120}" $bin "${sel[@]}" --op "$ops" --n "$ns" > "$dir/ab/ab.$b.$r.txt" 2>&1
   done
 done
 echo "A/B done: $(ls "$dir"/ab/ab.new.*.txt 2>/dev/null | wc -l) rounds ($SECONDS s)"

@@ -3,7 +3,7 @@
 # pack holds main's objects and the branch's, so both trees only link.
 #   1. every layernorm_bwd and rmsnorm_bwd variant by name (one process each), their SASS;
 #   2. main's kite-bench, built in a copy of this tree with the patch reversed;
-#   3. the dispatched rows of both, old and new alternating, two rounds each;
+#   3. the dispatched rows of both, old and new alternating, two rounds (ab_run.sh's '-');
 #   4. the A/B (bench/lab/ab_run.sh): every bf16 variant of the two ops at the issues' six N,
 #      S42_ROUNDS rounds alternating old, new, until S42_END s.
 export KITE_COMMIT=${KITE_COMMIT:-s42-bwdsums}
@@ -22,17 +22,8 @@ rm -rf /tmp/old && mkdir -p /tmp/old && tar cf - --exclude=./build . | tar xf - 
   OUT=/tmp/oldout bash bench/device_run.sh build > /tmp/oldbuild.log 2>&1 )
 echo "old build rc=$? ($SECONDS s)"; grep -E "prebuilt|build:" /tmp/oldbuild.log | head -3
 [ -x /tmp/old/build/kite-bench ] || { tail -20 /tmp/oldbuild.log; exit 0; }
-# the dispatched rows first, old and new alternating (the lower of each's rounds)
-for r in 1 2; do
-  for b in old new; do
-    bin=build/kite-bench; [ $b = old ] && bin=/tmp/old/build/kite-bench
-    timeout 60 $bin --op layernorm_bwd,rmsnorm_bwd --n $NS > $OUT/disp.$b.$r.txt 2>&1
-  done
-done
-echo "dispatched ($SECONDS s): op N variant old_us new_us new/old"
-for b in old new; do cat $OUT/disp.$b.?.txt | awk -v b=$b '$1 ~ /_bwd$/ && $4 ~ /^[0-9]+$/ { print $1, $4, $5, b, $6 }'; done |
-  awk '{ k = $1 " " $2 " " $3; if (!((k, $4) in t) || $5 < t[k, $4]) t[k, $4] = $5; keys[k] = 1 }
-       END { for (k in keys) printf "%s %.1f %.1f %.3f\n", k, t[k, "old"], t[k, "new"], t[k, "new"] / t[k, "old"] }' | sort -k1,1 -k2n
+# the dispatched rows first (bench/lab/ab_run.sh's '-'), then every bf16 variant
+AB_ROUNDS=2 AB_TIMEOUT=60 AB_OLD=/tmp/old/build/kite-bench bash bench/lab/ab_run.sh $OUT/disp layernorm_bwd,rmsnorm_bwd - $NS
 AB_ROUNDS=${S42_ROUNDS:-2} AB_STOP=$(( END - SECONDS - 60 )) AB_OLD=/tmp/old/build/kite-bench \
   bash bench/lab/ab_run.sh $OUT layernorm_bwd,rmsnorm_bwd '*bf16*' $NS
-cd $OUT && tar czf logs.tgz *.log *.txt 2>/dev/null; rm -f *.log passed.txt disp.*.txt
+cd $OUT && tar czf logs.tgz *.log *.txt disp 2>/dev/null; rm -rf *.log passed.txt disp
