@@ -1,4 +1,4 @@
-# Steps the session lab scripts share (s40_c3.sh, s40_call1.sh, s41_h200.sh), sourced from
+# Steps the session lab scripts share (s40_c3.sh, s40_call1.sh, s41_h200.sh, s42_bwd.sh, s43_first.sh), sourced from
 # the repository root on the GPU machine; the SASS helpers come with them (bench/sass.sh).
 source bench/sass.sh
 
@@ -27,4 +27,10 @@ tune_ops() {
   cp bench/tuned/$gpu.tsv bench/tuned/$gpu.times.tsv $OUT/
   { make gen && make -j16 build/libkite.so build/kite-bench; } > $OUT/regen.log 2>&1; echo "regen rc=$? ($SECONDS s)"
   grep "kite-gen:" $OUT/regen.log
+}
+
+# patch_reverse PATCH: this tree with PATCH (a diff against it, from the repository
+# root) taken out; git's or patch's, whichever the machine has.
+patch_reverse() {
+  git apply -R "$1" 2>/dev/null || patch -R -p1 -s < "$1"
 }

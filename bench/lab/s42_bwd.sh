@@ -18,7 +18,7 @@ grep -A12 "tested by name" $OUT/summary.txt
 passed_variants $OUT/byname_tests.log > $OUT/passed.txt; echo "variants that printed their line: $(wc -l < $OUT/passed.txt)"
 ls build/obj/layernorm_bwd/*.o build/obj/rmsnorm_bwd/*.o | ldl_report "layernorm_bwd and rmsnorm_bwd objects" 8
 rm -rf /tmp/old && mkdir -p /tmp/old && tar cf - --exclude=./build . | tar xf - -C /tmp/old
-( cd /tmp/old && { git apply -R bench/lab/s42/bwdsums.patch 2>/dev/null || patch -R -p1 -s < bench/lab/s42/bwdsums.patch; } &&
+( cd /tmp/old && patch_reverse bench/lab/s42/bwdsums.patch &&
   OUT=/tmp/oldout bash bench/device_run.sh build > /tmp/oldbuild.log 2>&1 )
 echo "old build rc=$? ($SECONDS s)"; grep -E "prebuilt|build:" /tmp/oldbuild.log | head -3
 [ -x /tmp/old/build/kite-bench ] || { tail -20 /tmp/oldbuild.log; exit 0; }

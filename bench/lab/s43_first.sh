@@ -4,9 +4,10 @@
 #         under torch.compile there first (rmsnorm layernorm softmax_bwd layernorm_bwd), then the rest,
 #         until S43_END s; the next call: S41_STEP=check, then S41_STEP=tune (the H200 set is session 23's).
 #   H100: bench/lab/s42_bwd.sh (the bwd sums' tests by name, SASS, the A/B against main).
+source bench/lab/lab_steps.sh
 END=${S43_END:-540}
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  git apply -R bench/lab/s42/bwdsums.patch 2>/dev/null || patch -R -p1 -s < bench/lab/s42/bwdsums.patch || exit 1
+  patch_reverse bench/lab/s42/bwdsums.patch || exit 1
   echo "H200: main's kernels, the table"
   S37_DONE=x S37_END=$END S37_OPS="rmsnorm layernorm softmax_bwd layernorm_bwd softmax cross_entropy rmsnorm_bwd cross_entropy_bwd" \
     bash bench/lab/s37_table.sh
