@@ -4,6 +4,7 @@
 #   S43_STEP=tune   the eight ops tuned (bf16), the ops with new rows for the H200's long rows first,
 #                   merged into bench/tuned/h200.* (tune_ops); kite-bench at the issues' six N, copy in
 #                   the same run.  Copy h200*.tsv from $OUT into bench/tuned/, edit line 1, make gen.
+#   S43_STEP=quick  a short call: kite-bench at the six N on the current set, then layernorm tuned.
 #   S43_STEP=table  vs_torch.py op by op at the six N, the ops last seen under torch.compile first.
 export KITE_COMMIT=${KITE_COMMIT:-s43}
 source .deps/env.sh 2>/dev/null
@@ -23,6 +24,13 @@ if [ "${S43_STEP:-tune}" = table ]; then
   cd $OUT && tar czf table.tgz *.txt *.csv 2>/dev/null; rm -f *.txt *.csv; exit 0
 fi
 bash bench/device_run.sh build > $OUT/build.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep prebuilt $OUT/build.log
+if [ "${S43_STEP:-tune}" = quick ]; then   # a short call: kite-bench on the current set, then layernorm tuned
+  timeout 150 build/kite-bench --op all --n $NS > $OUT/bench_before.txt 2>&1; echo "bench rc=$? ($SECONDS s)"
+  grep -E "^(copy|rmsnorm|softmax|cross_entropy|layernorm)[a-z_]* " $OUT/bench_before.txt | awk "{ print \$1, \$4, \$5, \$6, \$7, \$NF }"
+  [ $(( END - SECONDS )) -gt 70 ] && timeout 60 build/kite-bench --tune $OUT/t.layernorm.bf16.tsv \
+    --times $OUT/t.layernorm.bf16.times.tsv --op layernorm --dtype bf16 > $OUT/tune.log 2>&1; echo "tune rc=$? ($SECONDS s)"
+  exit 0
+fi
 tune_ops layernorm,layernorm_bwd,rmsnorm_bwd,softmax,rmsnorm,cross_entropy,softmax_bwd,cross_entropy_bwd bf16 h200 $END 100
 timeout $(( END - SECONDS - 5 )) build/kite-bench --op all --n $NS > $OUT/bench_after.txt 2>&1; echo "bench rc=$? ($SECONDS s)"
 grep -E "^(copy|rmsnorm|softmax|cross_entropy|layernorm)[a-z_]* " $OUT/bench_after.txt | awk "{ print \$1, \$4, \$5, \$6, \$7, \$NF }"
