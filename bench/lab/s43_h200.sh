@@ -12,7 +12,7 @@ source bench/lab/lab_steps.sh
 END=${S43_END:-560}
 NS=1024,4096,16384,65536,131072,262144
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
-if ! echo "$G" | grep -q H200; then   # an H100: only the SASS of session 43's layernorm_bwd x2 cubins
+if ! echo "$G" | grep -q H200; then   # an H100: only the SASS of layernorm_bwd_bf16_reg_t256_r1_n4_v16_c0_p1_x2, main and wip/s42-bwdsums (nvcc -cubin here)
   command -v cuobjdump >/dev/null || PATH=$PATH:/usr/local/cuda/bin
   for c in bench/lab/s43/sass/*.cubin; do cuobjdump --dump-sass $c > $OUT/$(basename $c .cubin).sass 2>&1; done
   echo "not an H200: SASS dumped only"; ls -la $OUT; exit 0
