@@ -1,6 +1,6 @@
 # Session 43: the H200 set (session 23's, before every kernel of sessions 24-42) retuned, then main's
-# kernels against torch.compile there.  Only on an H200; on any other GPU it stops at once (the H100's set
-# and table are current).  Carry [".deps", ".prebuilt"].  Steps, one call each:
+# kernels against torch.compile there.  Only on an H200; on any other GPU it dumps the SASS of two cubins
+# and stops, in seconds (the H100's set and table are current).  Carry [".deps", ".prebuilt"].  Steps:
 #   S43_STEP=tune   the eight ops tuned (bf16), the ops with new rows for the H200's long rows first,
 #                   merged into bench/tuned/h200.* (tune_ops); kite-bench at the issues' six N, copy in
 #                   the same run.  Copy h200*.tsv from $OUT into bench/tuned/, edit line 1, make gen.
