@@ -1,4 +1,5 @@
-# Steps the session lab scripts share (s40_c3.sh, s40_call1.sh, s41_h200.sh, s42_bwd.sh, s43_first.sh), sourced from
+# Steps the session lab scripts share (s40_c3.sh, s40_call1.sh, s41_h200.sh, s42_bwd.sh, s43_first.sh,
+# s43_h200.sh), sourced from
 # the repository root on the GPU machine; the SASS helpers come with them (bench/sass.sh).
 source bench/sass.sh
 
@@ -7,6 +8,18 @@ source bench/sass.sh
 passed_variants() {
   cat "$@" | grep -oE '^[a-z0-9_]+ +[0-9]+ shapes, worst|^variant [a-z0-9_]+' |
     awk '{ print ($1 == "variant") ? $2 : $1 }' | sort -u
+}
+
+# bench_rows FILE: kite-bench's rows in FILE, op, N, variant, µs, TB/s and the ratio to the copy.
+bench_rows() {
+  grep -E "^(copy|rmsnorm|softmax|cross_entropy|layernorm)[a-z_]* " "$1" | awk '{ print $1, $4, $5, $6, $7, $NF }'
+}
+
+# tune_one OP DTYPE: OP's tune in DTYPE (kite-bench --tune, 60 s at most) into
+# $OUT/t.OP.DTYPE.tsv and .times.tsv, its log $OUT/tune.OP.DTYPE.log; its status returned.
+tune_one() {
+  timeout 60 build/kite-bench --tune $OUT/t.$1.$2.tsv --times $OUT/t.$1.$2.times.tsv --op $1 --dtype $2 \
+    > $OUT/tune.$1.$2.log 2>&1
 }
 
 # tune_ops OPS DTYPES GPU END KEEP: each op of OPS (comma list) and dtype of DTYPES
@@ -19,8 +32,7 @@ tune_ops() {
   for d in $dtypes; do
     for op in ${ops//,/ }; do
       [ $(( end - SECONDS )) -gt $keep ] || { echo "tune $op $d: not run"; continue; }
-      timeout 60 build/kite-bench --tune $OUT/t.$op.$d.tsv --times $OUT/t.$op.$d.times.tsv --op $op --dtype $d \
-        > $OUT/tune.$op.$d.log 2>&1 && t+=" $OUT/t.$op.$d"; echo "tune $op $d rc=$? ($SECONDS s)"
+      tune_one $op $d && t+=" $OUT/t.$op.$d"; echo "tune $op $d rc=$? ($SECONDS s)"
     done
   done
   [ -n "$t" ] && python3 bench/lab/tuned_merge.py bench/tuned/$gpu bench/tuned/$gpu bench/tuned/$gpu $t

@@ -36,5 +36,5 @@ passed_variants $OUT/byname_tests.log > $OUT/passed.txt; echo "softmax_bwd varia
 ls build/obj/softmax_bwd/*.o | ldl_report "softmax_bwd objects" 8
 tune_ops "$OPS" "${S41_DTYPES:-bf16}" $GPU $END 110
 timeout $(( END - SECONDS - 5 )) build/kite-bench --op all --n $NS > $OUT/bench_after.txt 2>&1; echo "bench rc=$? ($SECONDS s)"
-grep -E "^(copy|rmsnorm|softmax|cross_entropy|layernorm)[a-z_]* " $OUT/bench_after.txt | awk '{ print $1, $4, $5, $6, $7, $NF }'
+bench_rows $OUT/bench_after.txt
 cd $OUT && tar czf logs.tgz *.log *.txt t.*.tsv 2>/dev/null; rm -f *.log t.*.tsv

@@ -9,9 +9,7 @@ END=${S43_END:-540}
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   patch_reverse bench/lab/s42/bwdsums.patch || exit 1
   echo "H200: main's kernels, the table"
-  S37_DONE=x S37_END=$END S37_OPS="rmsnorm layernorm softmax_bwd layernorm_bwd softmax cross_entropy rmsnorm_bwd cross_entropy_bwd" \
-    bash bench/lab/s37_table.sh
-  cd $OUT && tar czf table.tgz *.txt *.csv 2>/dev/null; rm -f *.txt *.csv
+  S43_STEP=table S43_END=$END bash bench/lab/s43_h200.sh
 else
   S42_END=$END bash bench/lab/s42_bwd.sh
 fi

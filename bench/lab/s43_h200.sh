@@ -26,12 +26,11 @@ fi
 bash bench/device_run.sh build > $OUT/build.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep prebuilt $OUT/build.log
 if [ "${S43_STEP:-tune}" = quick ]; then   # a short call: kite-bench on the current set, then layernorm tuned
   timeout 150 build/kite-bench --op rmsnorm,softmax,cross_entropy,layernorm,rmsnorm_bwd,softmax_bwd,cross_entropy_bwd,layernorm_bwd --n $NS > $OUT/bench_before.txt 2>&1; echo "bench rc=$? ($SECONDS s)"
-  grep -E "^(copy|rmsnorm|softmax|cross_entropy|layernorm)[a-z_]* " $OUT/bench_before.txt | awk "{ print \$1, \$4, \$5, \$6, \$7, \$NF }"
-  [ $(( END - SECONDS )) -gt 70 ] && timeout 60 build/kite-bench --tune $OUT/t.layernorm.bf16.tsv \
-    --times $OUT/t.layernorm.bf16.times.tsv --op layernorm --dtype bf16 > $OUT/tune.log 2>&1; echo "tune rc=$? ($SECONDS s)"
+  bench_rows $OUT/bench_before.txt
+  [ $(( END - SECONDS )) -gt 70 ] && tune_one layernorm bf16; echo "tune rc=$? ($SECONDS s)"
   exit 0
 fi
 tune_ops layernorm,layernorm_bwd,rmsnorm_bwd,softmax,rmsnorm,cross_entropy,softmax_bwd,cross_entropy_bwd bf16 h200 $END 100
 timeout $(( END - SECONDS - 5 )) build/kite-bench --op all --n $NS > $OUT/bench_after.txt 2>&1; echo "bench rc=$? ($SECONDS s)"
-grep -E "^(copy|rmsnorm|softmax|cross_entropy|layernorm)[a-z_]* " $OUT/bench_after.txt | awk "{ print \$1, \$4, \$5, \$6, \$7, \$NF }"
+bench_rows $OUT/bench_after.txt
 cd $OUT && tar czf logs.tgz *.log t.*.tsv 2>/dev/null; rm -f *.log t.*.tsv
