@@ -114,7 +114,7 @@ void kg_times_load(lua_State *L, int variants, const char *path);
 
 typedef struct kg_rpoint {
   int variant;            /* table index */
-  long long n;            /* the row length it ran at */
+  long long n, m;         /* the row length it ran at, and the rows */
   double cost;            /* measured time per row (us); kg_span.c makes it per padded element */
   double ln;              /* log2 n, set by kg_span.c */
 } kg_rpoint;

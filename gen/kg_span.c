@@ -12,7 +12,16 @@
  * KG_SPAN_STEPS times per octave between; a span's variant accepts every N
  * in it.  Rows just past a chunk are where the nearest tuned point's
  * choice goes wrong (sessions 6 and 7, bench/NOTES.md): a variant that
- * then runs a nearly empty chunk is charged for it. */
+ * then runs a nearly empty chunk is charged for it.
+ *
+ * A tune may time a shape's fastest few again at more rows (kite-bench
+ * --tune --confirm): a variant's time per row can differ by a quarter
+ * between the tune's rows and the many more a training batch has (session
+ * 43).  Such a variant has two points at one n; there the more rows decide
+ * the order among the variants confirmed, each their cost scaled so that
+ * the fastest of them costs what the fastest of them did at the fewer
+ * rows.  The confirmed winner is then the fastest at n, and every cost at
+ * n stays in the unit of the other variants' points. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +42,8 @@ typedef struct kg_rvar {
 static int kg_point_cmp(const void *a, const void *b) {
   const kg_rpoint *x = a, *y = b;
   if (x->variant != y->variant) return x->variant < y->variant ? -1 : 1;
-  return (x->n > y->n) - (x->n < y->n);
+  if (x->n != y->n) return (x->n > y->n) - (x->n < y->n);
+  return (x->m > y->m) - (x->m < y->m);
 }
 
 static int kg_ll_cmp(const void *a, const void *b) {
@@ -124,11 +134,10 @@ static void kg_span_group(lua_State *L, const kg_rvar *rv, const int *g, int ng,
   lua_pop(L, 1);
 }
 
-/* The variant records' fields the spans need, and each variant's points,
-   their time per row made per padded element. */
-static kg_rvar *kg_span_vars(lua_State *L, int variants, int nv, kg_rpoint *p, int np) {
+/* The variant records' fields the spans need. */
+static kg_rvar *kg_span_vars(lua_State *L, int variants, int nv) {
   kg_rvar *rv = lua_newuserdatauv(L, (size_t)(nv + 1) * sizeof *rv, 0);
-  int i, j = 0;
+  int i;
   for (i = 0; i < nv; i++) {
     lua_rawgeti(L, variants, i + 1);
     rv[i].op = (lua_getfield(L, -1, "op"), lua_tostring(L, -1));
@@ -138,6 +147,57 @@ static kg_rvar *kg_span_vars(lua_State *L, int variants, int nv, kg_rpoint *p, i
     rv[i].n_max = (lua_getfield(L, -5, "n_max"), lua_tointeger(L, -1));
     rv[i].n_step = (lua_getfield(L, -6, "n_step"), lua_tointeger(L, -1));
     lua_pop(L, 7);   /* the strings stay alive in the records */
+  }
+  return rv;
+}
+
+/* Whether variants a and b are of one group (op and dtype). */
+static int kg_span_same(const kg_rvar *rv, int a, int b) {
+  return strcmp(rv[a].op, rv[b].op) == 0 && strcmp(rv[a].dtype, rv[b].dtype) == 0;
+}
+
+/* A variant's points at one n, p[lo .. hi], and the cost its first gets. */
+typedef struct kg_prun {
+  int lo, hi;
+  double cost;
+} kg_prun;
+
+/* The confirmed points (p sorted): each variant's run of points at one n
+   becomes its first, costed from its last, scaled as the header says; the
+   points left, compacted, counted.  run: np / 2 + 1 of scratch. */
+static int kg_span_confirm(const kg_rvar *rv, kg_rpoint *p, int np, kg_prun *run) {
+  int i, j, k, left = 0, nr = 0;
+  for (i = 0; i < np; i = j) {
+    for (j = i + 1; j < np && p[j].variant == p[i].variant && p[j].n == p[i].n; j++) {}
+    if (j - i < 2) continue;
+    run[nr].lo = i;
+    run[nr++].hi = j - 1;
+  }
+  for (k = 0; k < nr; k++) {
+    const kg_rpoint *q = &p[run[k].lo];
+    double min_lo = 0, min_hi = 0;
+    for (i = 0; i < nr; i++) {
+      const kg_rpoint *a = &p[run[i].lo], *b = &p[run[i].hi];
+      if (a->n != q->n || !kg_span_same(rv, a->variant, q->variant)) continue;
+      if (min_lo == 0 || a->cost < min_lo) min_lo = a->cost;
+      if (min_hi == 0 || b->cost < min_hi) min_hi = b->cost;
+    }
+    run[k].cost = p[run[k].hi].cost * min_lo / min_hi;
+  }
+  for (k = 0; k < nr; k++) {
+    p[run[k].lo].cost = run[k].cost;
+    for (i = run[k].lo + 1; i <= run[k].hi; i++) p[i].variant = -1;
+  }
+  for (i = 0; i < np; i++)
+    if (p[i].variant >= 0) p[left++] = p[i];
+  return left;
+}
+
+/* Each variant's points placed (p sorted, confirmed), their time per row
+   made per padded element. */
+static void kg_span_place(kg_rvar *rv, int nv, kg_rpoint *p, int np) {
+  int i, j = 0;
+  for (i = 0; i < nv; i++) {
     rv[i].first = j;
     for (; j < np && p[j].variant == i; j++) {
       p[j].ln = log2((double)p[j].n);
@@ -145,7 +205,6 @@ static kg_rvar *kg_span_vars(lua_State *L, int variants, int nv, kg_rpoint *p, i
     }
     rv[i].count = j - rv[i].first;
   }
-  return rv;
 }
 
 void kg_spans_push(lua_State *L, int variants, kg_rpoint *p, int np) {
@@ -156,15 +215,17 @@ void kg_spans_push(lua_State *L, int variants, kg_rpoint *p, int np) {
   lua_newtable(L);
   spans = lua_gettop(L);
   qsort(p, (size_t)np, sizeof *p, kg_point_cmp);
-  rv = kg_span_vars(L, variants, nv, p, np);
+  rv = kg_span_vars(L, variants, nv);
+  np = kg_span_confirm(rv, p, np, lua_newuserdatauv(L, (size_t)(np / 2 + 1) * sizeof(kg_prun), 0));
+  kg_span_place(rv, nv, p, np);
   g = lua_newuserdatauv(L, (size_t)(nv + 1) * sizeof *g, 0);
   for (i = 0; i < nv; i++) {   /* a group per op and dtype, at its first variant with points */
     if (rv[i].count == 0) continue;
     for (j = 0; j < i; j++)
-      if (rv[j].count > 0 && strcmp(rv[j].op, rv[i].op) == 0 && strcmp(rv[j].dtype, rv[i].dtype) == 0) break;
+      if (rv[j].count > 0 && kg_span_same(rv, j, i)) break;
     if (j < i) continue;
     for (ng = 0, j = i; j < nv; j++)
-      if (rv[j].count > 0 && strcmp(rv[j].op, rv[i].op) == 0 && strcmp(rv[j].dtype, rv[i].dtype) == 0) g[ng++] = j;
+      if (rv[j].count > 0 && kg_span_same(rv, j, i)) g[ng++] = j;
     kg_span_group(L, rv, g, ng, p, np, spans);
   }
   lua_settop(L, spans);

@@ -334,6 +334,7 @@ static void kg_times_line(lua_State *L, kg_line *ln, int byname, int seen, kg_ti
   if (tile_m < 1 || tile_n < 1) {   /* a row op's time: a point of its spans */
     tm->rp[tm->nr].variant = (int)lua_tointeger(L, -1);
     tm->rp[tm->nr].n = n;
+    tm->rp[tm->nr].m = m;
     tm->rp[tm->nr].cost = t / (double)m;
     tm->nr++;
     lua_settop(L, v - 1);

@@ -1097,6 +1097,43 @@ START_TEST(test_times_spans) {
 }
 END_TEST
 
+/* Confirmed points (kite-bench --tune --confirm): at 1 row alpha_bf16_t128
+ * costs 1 us per element at N = 64, 256 and 1024, t256 costs 2; at 4 rows
+ * and N = 256 both were timed again, t256 at 2 and t128 at 3 per element.
+ * The 4 rows decide N = 256, scaled by 1 / 2 (the fastest confirmed there
+ * cost 1 at 1 row): t256 1, t128 1.5.  Interpolated in log2 N, t256 leads
+ * from 2^(22/3) ~ 161 (sampled at 2^(118/16) ~ 166) to 2^(26/3) ~ 406
+ * (sampled at 2^(139/16) ~ 412), t128 elsewhere up to its n_max.  Unscaled
+ * the edges would be 128 and 512; without the 4 rows t128 would take 1-1024. */
+START_TEST(test_times_confirm) {
+  const char *body = XH "alpha\tbf16\tbf16\t1\t64\t0\talpha_bf16_t256\t128\t4\n"
+                        "alpha\tbf16\tbf16\t1\t256\t0\talpha_bf16_t256\t512\t4\n"
+                        "alpha\tbf16\tbf16\t1\t1024\t0\talpha_bf16_t256\t2048\t4\n"
+                        "alpha\tbf16\tbf16\t1\t64\t0\talpha_bf16_t128\t64\t4\n"
+                        "alpha\tbf16\tbf16\t1\t256\t0\talpha_bf16_t128\t256\t4\n"
+                        "alpha\tbf16\tbf16\t1\t1024\t0\talpha_bf16_t128\t1024\t4\n"
+                        "alpha\tbf16\tbf16\t4\t256\t0\talpha_bf16_t256\t2048\t4\n"
+                        "alpha\tbf16\tbf16\t4\t256\t0\talpha_bf16_t128\t3072\t4\n";
+  char *d = tmpdir(), *s;
+  PATH(out, d, "out");
+  PATH(times, d, "h200.times.tsv");
+  run r;
+  spit(times, body);
+  r = run_args("-t", FIX "basic", "-o", out, "--times", times, NULL);
+  ck_assert_msg(r.rc == 0, "%s", r.err);
+  s = slurp(cat(out, "kite_table.c"));
+  ck_assert_msg(strstr(s, "static const struct kite_row_span kite_row_spans_0[] = {\n"
+                          "  {\"alpha\", KITE_BF16, 1, 165, 2},  /* alpha_bf16_t128 */\n"
+                          "  {\"alpha\", KITE_BF16, 166, 411, 1},  /* alpha_bf16_t256 */\n"
+                          "  {\"alpha\", KITE_BF16, 412, 1024, 2},  /* alpha_bf16_t128 */\n"
+                          "  {\"alpha\", KITE_BF16, 1025, 2048, 1},  /* alpha_bf16_t256 */\n"
+                          "};\n") != NULL, "%s", s);
+  free(s);
+  run_free(r);
+  rm_rf(d);
+}
+END_TEST
+
 /* n_step: gamma_s1024 costs 1 us per padded element at N = 1024 and 2048,
  * gamma_s1 1.2 per element.  A row just past a step pays for the whole next
  * step, so s1 wins after each multiple of 1024 until 1.2 N passes the padded
@@ -1194,6 +1231,7 @@ static Suite *gen_suite(void) {
   tcase_add_test(tc, test_fit_loo);
   tcase_add_test(tc, test_check_model_cli);
   tcase_add_test(tc, test_times_spans);
+  tcase_add_test(tc, test_times_confirm);
   tcase_add_test(tc, test_times_steps);
   tcase_add_loop_test(tc, test_times_errors, 0,
                       (int)(sizeof times_errors / sizeof times_errors[0]));
