@@ -57,6 +57,7 @@ struct opts {
   int64_t elems;
   int64_t min_rows;   /* rows of a shape at the least, whatever elems says (the tune's) */
   int64_t tune_from;  /* --tune: only the grid's N from this one up (a partial retune) */
+  int confirm;        /* --tune: each shape's fastest this many timed again at M*N = elems */
   int variants, quick, device, warmup, reps;
   int aligned;        /* --check-dispatch draws row lengths that are multiples of 8 */
   uint64_t seed;      /* --check-dispatch's draws */
@@ -95,6 +96,8 @@ static void usage(FILE *f)
     "                         M >= 1024) and write the fastest two per shape to FILE\n"
     "                         (bench/tuned/<gpu>.tsv, read by make gen)\n"
     "  --from N               with --tune: only the grid's N >= N (a retune of the long rows)\n"
+    "  --confirm K            with --tune: each shape's fastest K timed again at M*N = --elems\n"
+    "                         where that is more rows, and those times decide (default 3; 0: off)\n"
     "  --times FILE           with --tune: every variant's time at each shape to FILE (with a\n"
     "                         header; `kite-bench gemm --tune --times` appends the gemm ones)\n"
     "  --check-dispatch       30 random N per op (bf16): the dispatched variant's time over\n"
@@ -206,6 +209,7 @@ struct bench {
   size_t ws_bytes;
   int64_t tgt_n;            /* row length the targets were drawn for; 0 none */
   int64_t tgt_rows;
+  int64_t confirm_elems;    /* --tune --confirm: M*N of the shapes confirmed (0: none) */
   cudaStream_t stream;
   cudaEvent_t *ev;          /* 2 * reps */
   float *ms;                /* reps */
@@ -641,16 +645,69 @@ static int cmd_rows(struct opts *o)
 #define TUNE_MIN_ROWS 1024
 #define CHECK_SHAPES 30
 
+#define CONFIRM_MAX 8
+
+/* A shape's fastest variants so far, fastest first (name kept, not copied). */
+struct fastest {
+  const char *name[CONFIRM_MAX];
+  double us[CONFIRM_MAX];
+  int n, cap;
+};
+
+static void fastest_add(struct fastest *f, const char *name, double us)
+{
+  if (f->cap == 0 || (f->n == f->cap && us >= f->us[f->n - 1])) return;
+  int i = f->n < f->cap ? f->n++ : f->n - 1;   /* full: the slowest goes */
+  for (; i > 0 && f->us[i - 1] > us; i--) {
+    f->name[i] = f->name[i - 1];
+    f->us[i] = f->us[i - 1];
+  }
+  f->name[i] = name;
+  f->us[i] = us;
+}
+
+/* --confirm: shape s's fastest (f) timed again at M*N = confirm_elems, where
+   a variant's time per row can differ from the tune's rows by a quarter
+   (session 43: the sums over rows of the backward ops); their times go to the
+   times file at those rows (kg_span.c lets them decide) and their best two
+   into r and the tsv.  0 when the shape has no more rows there. */
+static int confirm_fastest(struct bench *b, const struct shape *s, const struct fastest *f, struct top2 *r,
+                           struct tune_run *run, int k, const char *tail)
+{
+  const struct shape big = { s->op, b->confirm_elems / s->N, s->N };
+  const struct tune_key key = { s->op, b->o.dtype, b->o.dtype, big.M, big.N, 0 };
+  if (big.M <= s->M || f->n < 2) return 0;
+  if (uses_targets(s->op)) set_targets(b, big.N, big.M);
+  memset(r, 0, sizeof *r);
+  for (int i = 0; i < f->n; i++) {
+    struct timing t;
+    if (!tune_try(run, k, &key, f->name[i], tail)) continue;
+    kite_status st = time_it(b, &big, VIA_VARIANT, f->name[i], &t);
+    if (st != KITE_OK) {
+      report_failure(b, &big, f->name[i], st);
+      tune_line(run->out, &key, NULL, f->name[i], tail);
+      continue;
+    }
+    top2_add(r, f->name[i], t.median_us);
+    times_line(run->out, &key, f->name[i], t.median_us, b->dev.sms);
+  }
+  tune_line(run->out, &key, r, NULL, tail);
+  return 1;
+}
+
 /* The two fastest variants that accept s, each timed.  With run (a tune's
    child, shape k) the shape's tsv lines go to the supervisor, each variant
-   announced first; a variant that fails is reported and the run goes on.
-   With each, every variant's time is printed there too. */
-static void time_every_variant(struct bench *b, const struct shape *s, struct top2 *r, struct tune_run *run, int k,
+   announced first; a variant that fails is reported and the run goes on;
+   with --confirm the fastest are timed again (confirm_fastest) and r holds
+   those times.  With each, every variant's time is printed there too.
+   Returns the rows r was timed at. */
+static int64_t time_every_variant(struct bench *b, const struct shape *s, struct top2 *r, struct tune_run *run, int k,
                                const char *tail, FILE *each)
 {
   kite_row_args a = row_args(b, s, 0);
   int32_t align = align_of(&a, b->es), nv = kite_variant_count();
   const struct tune_key key = { s->op, b->o.dtype, b->o.dtype, s->M, s->N, 0 };
+  struct fastest f = { { NULL }, { 0 }, 0, b->o.confirm };
   memset(r, 0, sizeof *r);
   for (int32_t i = 0; i < nv; i++) {
     kite_variant_info v;
@@ -664,10 +721,13 @@ static void time_every_variant(struct bench *b, const struct shape *s, struct to
       continue;
     }
     top2_add(r, v.name, t.median_us);
+    fastest_add(&f, v.name, t.median_us);
     if (run) times_line(run->out, &key, v.name, t.median_us, b->dev.sms);
     if (each) fprintf(each, "  variant %-13s %7lld %-44s %10.3f\n", s->op, (long long)s->N, v.name, t.median_us);
   }
+  if (run && b->confirm_elems && confirm_fastest(b, s, &f, r, run, k, tail)) return b->confirm_elems / s->N;
   if (run) tune_line(run->out, &key, r, NULL, tail);
+  return s->M;
 }
 
 /* A bench over the given row lengths, for one dtype, its buffers allocated. */
@@ -676,13 +736,15 @@ static void tune_bench(struct bench *b, const struct opts *o, kite_dtype d, cons
   memset(b, 0, sizeof *b);
   b->o = *o;
   b->o.dtype = d;
-  b->o.elems = TUNE_ELEMS;
   b->o.min_rows = TUNE_MIN_ROWS;
   b->o.nns = nns;
   memcpy(b->o.ns, ns, (size_t)nns * sizeof *ns);
   b->es = dtype_size(d);
+  b->confirm_elems = o->confirm > 0 && o->elems > TUNE_ELEMS ? o->elems : 0;
+  b->o.elems = b->confirm_elems ? b->confirm_elems : TUNE_ELEMS;   /* the buffers hold the larger shapes */
   open_device(b);
   alloc_buffers(b);
+  b->o.elems = TUNE_ELEMS;
 }
 
 static const kite_dtype TUNE_DTYPES[] = { KITE_BF16, KITE_F16, KITE_F32 };
@@ -721,6 +783,9 @@ static int row_tune_work(struct tune_run *run, void *ctx)
     if (!run->header_done) {
       fprintf(run->out, "# kite-bench --tune: row ops at M*N = 2^%d (M >= %d), warm-up %d, median of %d; %s\n",
               (int)log2((double)TUNE_ELEMS), TUNE_MIN_ROWS, o->warmup, o->reps, tail);
+      if (b.confirm_elems)
+        fprintf(run->out, "# each shape's fastest %d timed again at M*N = %lld where that is more rows "
+                "(--confirm: those lines decide)\n", o->confirm, (long long)b.confirm_elems);
       fprintf(run->out, "%s\n", TUNE_HEADER);
       tune_done(run, -1);
     }
@@ -731,10 +796,11 @@ static int row_tune_work(struct tune_run *run, void *ctx)
         struct top2 r;
         if (!tune_shape(run, k)) continue;
         if (uses_targets(s.op)) set_targets(&b, s.N, s.M);
-        time_every_variant(&b, &s, &r, run, k, tail, NULL);
+        const int64_t m = time_every_variant(&b, &s, &r, run, k, tail, NULL);
         tune_done(run, k);
-        printf("tune %-13s %-4s N=%-7lld %3d variants  best %-44s %9.1f us\n", s.op, dtype_name(TUNE_DTYPES[di]),
-               (long long)s.N, r.n, r.n ? r.name[0] : "-", r.n ? r.us[0] : 0.0);
+        printf("tune %-13s %-4s N=%-7lld %3d variants  best %-44s %9.1f us (M=%lld)\n", s.op,
+               dtype_name(TUNE_DTYPES[di]), (long long)s.N, r.n, r.n ? r.name[0] : "-", r.n ? r.us[0] : 0.0,
+               (long long)m);
         fflush(stdout);
       }
     failures += b.failures;
@@ -821,6 +887,7 @@ int main(int argc, char **argv)
   o.warmup = -1;
   o.reps = -1;
   o.seed = 0xc4ecd15aULL;
+  o.confirm = -1;
   const char *tune = NULL, *times = NULL;
   int check = 0;
 
@@ -868,6 +935,8 @@ int main(int argc, char **argv)
     } else if (strcmp(a, "--from") == 0) {
       o.tune_from = parse_count(need_arg(argc, argv, &i), "--from");
       if (o.tune_from > 262144) die("--from: the grid ends at N = 262144");
+    } else if (strcmp(a, "--confirm") == 0) {
+      o.confirm = parse_int(need_arg(argc, argv, &i), "--confirm", 0, CONFIRM_MAX);
     } else if (strcmp(a, "--times") == 0) {
       times = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--check-dispatch") == 0) {
@@ -884,11 +953,12 @@ int main(int argc, char **argv)
   }
   if (o.warmup < 0) o.warmup = o.quick ? 2 : 5;
   if (o.reps < 0) o.reps = o.quick ? 10 : 50;
-  if ((times || o.tune_from) && !tune) {
-    fprintf(stderr, "kite-bench: --times and --from go with --tune\n\n");
+  if ((times || o.tune_from || o.confirm >= 0) && !tune) {
+    fprintf(stderr, "kite-bench: --times, --from and --confirm go with --tune\n\n");
     usage(stderr);
     return 2;
   }
+  if (o.confirm < 0) o.confirm = tune ? 3 : 0;
   if (o.only && (!o.variants || tune || check)) {
     fprintf(stderr, "kite-bench: --only goes with --variants (not with --tune or --check-dispatch)\n\n");
     usage(stderr);

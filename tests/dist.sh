@@ -122,7 +122,7 @@ extend() {
 
 # Every GPU's measured files (bench/tuned/<gpu>.tsv, .times.tsv) make a set of the table, set i for
 # the i-th GPU of make gen's order, and at every tuned row shape the span of that set covering N
-# names the variant measured fastest there.
+# names the variant measured fastest there (a "failed" line names none).
 tables() {
   local g i=0 n=0 tsv arr
   gen_all "$tmp/out"
@@ -138,7 +138,7 @@ tables() {
                   if (in_ && match($0, /^  \{"[a-z_]+", KITE_[A-Z0-9]+, [0-9]+, [0-9]+, [0-9]+\},  \/\* [a-z0-9_]+ \*\//)) {
                     split($0, f, /[{}",\/* ]+/); s[++ns] = f[2] " " f[3] " " f[4] " " f[5] " " f[7] }
                   next }
-      $1 == "op" || /^#/ || $6 != 0 { next }
+      $1 == "op" || /^#/ || $6 != 0 || $8 == "failed" { next }
       { d = "KITE_" toupper($2); hit = ""
         for (i = 1; i <= ns; i++) { split(s[i], g, " ")
           if (g[1] == $1 && g[2] == d && $5 + 0 >= g[3] + 0 && $5 + 0 <= g[4] + 0) { hit = g[5]; break } }
