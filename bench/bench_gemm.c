@@ -924,12 +924,13 @@ static int passed(const struct contender *k, const struct contender *cub)
 static void tune_lines(struct gemm_bench *b, const struct problem *p, const struct contender *cs, int n)
 {
   const struct tune_key key = { "gemm", b->o.ab, b->o.c, p->M, p->N, p->K };
-  struct top2 top = { { NULL, NULL }, { 0, 0 }, 0 };
+  struct ranking top;
+  ranking_init(&top, 2);
   for (int i = 2; i < n; i++) {
     const struct contender *k = &cs[i];
     if (skipped(k)) continue;
     if (passed(k, &cs[0])) {
-      top2_add(&top, k->variant, k->t.median_us);
+      ranking_add(&top, k->variant, k->t.median_us);
       times_line(b->run->out, &key, k->variant, k->t.median_us, b->dev.sms);
     } else {
       tune_line(b->run->out, &key, NULL, k->variant, b->tune_tail);

@@ -249,18 +249,23 @@ void bench_tune_tail(const char *device, char *out, size_t len)
   snprintf(out, len, "%s\t%s\t%s", dev, date, commit);
 }
 
-void top2_add(struct top2 *t, const char *name, double us)
+void ranking_init(struct ranking *r, int cap)
 {
-  if (t->n == 0 || us < t->us[0]) {
-    t->name[1] = t->name[0];
-    t->us[1] = t->us[0];
-    t->name[0] = name;
-    t->us[0] = us;
-  } else if (t->n == 1 || us < t->us[1]) {
-    t->name[1] = name;
-    t->us[1] = us;
+  memset(r, 0, sizeof *r);
+  r->cap = cap < 1 ? 1 : cap > RANKING_MAX ? RANKING_MAX : cap;
+}
+
+void ranking_add(struct ranking *r, const char *name, double us)
+{
+  r->seen++;
+  if (r->n == r->cap && us >= r->us[r->n - 1]) return;
+  int i = r->n < r->cap ? r->n++ : r->n - 1;   /* full: the slowest kept goes */
+  for (; i > 0 && r->us[i - 1] > us; i--) {
+    r->name[i] = r->name[i - 1];
+    r->us[i] = r->us[i - 1];
   }
-  t->n++;
+  r->name[i] = name;
+  r->us[i] = us;
 }
 
 /* key's fields, the first six of both files' lines, each followed by a tab. */
@@ -270,13 +275,13 @@ static void key_fields(FILE *f, const struct tune_key *key)
           (long long)key->n, (long long)key->k);
 }
 
-void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const char *failed, const char *tail)
+void tune_line(FILE *f, const struct tune_key *key, const struct ranking *r, const char *failed, const char *tail)
 {
-  if (!failed && t->n == 0) return;
+  if (!failed && r->n == 0) return;
   key_fields(f, key);
   if (failed) fprintf(f, "%s\tfailed\t-\t-\t%s\n", failed, tail);
-  else if (t->n == 1) fprintf(f, "%s\t%.3f\t-\t-\t%s\n", t->name[0], t->us[0], tail);
-  else fprintf(f, "%s\t%.3f\t%s\t%.3f\t%s\n", t->name[0], t->us[0], t->name[1], t->us[1], tail);
+  else if (r->n == 1) fprintf(f, "%s\t%.3f\t-\t-\t%s\n", r->name[0], r->us[0], tail);
+  else fprintf(f, "%s\t%.3f\t%s\t%.3f\t%s\n", r->name[0], r->us[0], r->name[1], r->us[1], tail);
   fflush(f);
 }
 

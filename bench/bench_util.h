@@ -86,14 +86,20 @@ int cmp_float(const void *a, const void *b);
    $KITE_COMMIT, else `git rev-parse --short HEAD`, else "unknown". */
 void bench_tune_tail(const char *device, char *out, size_t len);
 
-/* The fastest two of a series of timed variants; name[0] is the best.  The
-   names are kept, not copied (the variant table's strings live on). */
-struct top2 {
-  const char *name[2];
-  double us[2];
-  int n;               /* variants added */
+/* The fastest of a series of timed variants, fastest first; a tie keeps the
+   earlier.  The names are kept, not copied (the variant table's strings live
+   on). */
+#define RANKING_MAX 8
+struct ranking {
+  const char *name[RANKING_MAX];
+  double us[RANKING_MAX];
+  int n;               /* variants kept: the fastest min(seen, cap) */
+  int cap;             /* kept at most (1 ... RANKING_MAX) */
+  int seen;            /* variants added */
 };
-void top2_add(struct top2 *t, const char *name, double us);
+/* An empty ranking that keeps the fastest cap (clamped to 1 ... RANKING_MAX). */
+void ranking_init(struct ranking *r, int cap);
+void ranking_add(struct ranking *r, const char *name, double us);
 
 /* A tuned shape: op, its dtypes, m x n x k (k = 0 for row ops). */
 struct tune_key {
@@ -101,9 +107,9 @@ struct tune_key {
   kite_dtype ab, c;
   int64_t m, n, k;
 };
-/* The line for key: t's best two (nothing when t is empty), or, with
+/* The line for key: r's best two (nothing when r is empty), or, with
    failed set, that variant as "failed". */
-void tune_line(FILE *f, const struct tune_key *key, const struct top2 *t, const char *failed, const char *tail);
+void tune_line(FILE *f, const struct tune_key *key, const struct ranking *r, const char *failed, const char *tail);
 
 /* bench/tuned/<gpu>.times.tsv: every checked variant's time at each tuned
    gemm shape, on a GPU of `sms` SMs (kite-gen --times fits the gemm cost

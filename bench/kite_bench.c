@@ -645,41 +645,22 @@ static int cmd_rows(struct opts *o)
 #define TUNE_MIN_ROWS 1024
 #define CHECK_SHAPES 30
 
-#define CONFIRM_MAX 8
-
-/* A shape's fastest variants so far, fastest first (name kept, not copied). */
-struct fastest {
-  const char *name[CONFIRM_MAX];
-  double us[CONFIRM_MAX];
-  int n, cap;
-};
-
-static void fastest_add(struct fastest *f, const char *name, double us)
-{
-  if (f->cap == 0 || (f->n == f->cap && us >= f->us[f->n - 1])) return;
-  int i = f->n < f->cap ? f->n++ : f->n - 1;   /* full: the slowest goes */
-  for (; i > 0 && f->us[i - 1] > us; i--) {
-    f->name[i] = f->name[i - 1];
-    f->us[i] = f->us[i - 1];
-  }
-  f->name[i] = name;
-  f->us[i] = us;
-}
-
-/* --confirm: shape s's fastest (f) timed again at M*N = confirm_elems, where
-   a variant's time per row can differ from the tune's rows by a quarter
-   (session 43: the sums over rows of the backward ops); their times go to the
-   times file at those rows (kg_span.c lets them decide) and their best two
-   into r and the tsv.  0 when the shape has no more rows there. */
-static int confirm_fastest(struct bench *b, const struct shape *s, const struct fastest *f, struct top2 *r,
+/* --confirm: shape s's fastest (f, at most o.confirm of them) timed again at
+   M*N = confirm_elems, where a variant's time per row can differ from the
+   tune's rows by a quarter (session 43: the sums over rows of the backward
+   ops); their times go to the times file at those rows (kg_span.c lets them
+   decide) and their ranking into r and the tsv.  0 when the shape has no more
+   rows there or fewer than two variants to confirm. */
+static int confirm_fastest(struct bench *b, const struct shape *s, const struct ranking *f, struct ranking *r,
                            struct tune_run *run, int k, const char *tail)
 {
   const struct shape big = { s->op, b->confirm_elems / s->N, s->N };
   const struct tune_key key = { s->op, b->o.dtype, b->o.dtype, big.M, big.N, 0 };
-  if (big.M <= s->M || f->n < 2) return 0;
+  const int count = f->n < b->o.confirm ? f->n : b->o.confirm;
+  if (big.M <= s->M || count < 2) return 0;
   if (uses_targets(s->op)) set_targets(b, big.N, big.M);
-  memset(r, 0, sizeof *r);
-  for (int i = 0; i < f->n; i++) {
+  ranking_init(r, 2);
+  for (int i = 0; i < count; i++) {
     struct timing t;
     if (!tune_try(run, k, &key, f->name[i], tail)) continue;
     kite_status st = time_it(b, &big, VIA_VARIANT, f->name[i], &t);
@@ -688,27 +669,26 @@ static int confirm_fastest(struct bench *b, const struct shape *s, const struct 
       tune_line(run->out, &key, NULL, f->name[i], tail);
       continue;
     }
-    top2_add(r, f->name[i], t.median_us);
+    ranking_add(r, f->name[i], t.median_us);
     times_line(run->out, &key, f->name[i], t.median_us, b->dev.sms);
   }
   tune_line(run->out, &key, r, NULL, tail);
   return 1;
 }
 
-/* The two fastest variants that accept s, each timed.  With run (a tune's
-   child, shape k) the shape's tsv lines go to the supervisor, each variant
-   announced first; a variant that fails is reported and the run goes on;
-   with --confirm the fastest are timed again (confirm_fastest) and r holds
-   those times.  With each, every variant's time is printed there too.
-   Returns the rows r was timed at. */
-static int64_t time_every_variant(struct bench *b, const struct shape *s, struct top2 *r, struct tune_run *run, int k,
-                               const char *tail, FILE *each)
+/* The fastest variants that accept s (two, or o.confirm with --confirm),
+   each timed, ranked into r.  With run (a tune's child, shape k) the shape's
+   tsv lines go to the supervisor, each variant announced first; a variant
+   that fails is reported and the run goes on; with --confirm the fastest are
+   timed again (confirm_fastest) and r holds those times.  With each, every
+   variant's time is printed there too.  Returns the rows r was timed at. */
+static int64_t time_every_variant(struct bench *b, const struct shape *s, struct ranking *r, struct tune_run *run,
+                                  int k, const char *tail, FILE *each)
 {
   kite_row_args a = row_args(b, s, 0);
   int32_t align = align_of(&a, b->es), nv = kite_variant_count();
   const struct tune_key key = { s->op, b->o.dtype, b->o.dtype, s->M, s->N, 0 };
-  struct fastest f = { { NULL }, { 0 }, 0, b->o.confirm };
-  memset(r, 0, sizeof *r);
+  ranking_init(r, b->o.confirm > 2 ? b->o.confirm : 2);
   for (int32_t i = 0; i < nv; i++) {
     kite_variant_info v;
     struct timing t;
@@ -720,12 +700,14 @@ static int64_t time_every_variant(struct bench *b, const struct shape *s, struct
       if (run) tune_line(run->out, &key, NULL, v.name, tail);
       continue;
     }
-    top2_add(r, v.name, t.median_us);
-    fastest_add(&f, v.name, t.median_us);
+    ranking_add(r, v.name, t.median_us);
     if (run) times_line(run->out, &key, v.name, t.median_us, b->dev.sms);
     if (each) fprintf(each, "  variant %-13s %7lld %-44s %10.3f\n", s->op, (long long)s->N, v.name, t.median_us);
   }
-  if (run && b->confirm_elems && confirm_fastest(b, s, &f, r, run, k, tail)) return b->confirm_elems / s->N;
+  if (run && b->confirm_elems) {
+    const struct ranking f = *r;
+    if (confirm_fastest(b, s, &f, r, run, k, tail)) return b->confirm_elems / s->N;
+  }
   if (run) tune_line(run->out, &key, r, NULL, tail);
   return s->M;
 }
@@ -793,13 +775,13 @@ static int row_tune_work(struct tune_run *run, void *ctx)
       for (int j = 0; j < nns; j++) {
         const int k = di * per_dtype + i * nns + j;
         struct shape s = { o->ops[i], rows_for(&b, ns[j]), ns[j] };
-        struct top2 r;
+        struct ranking r;
         if (!tune_shape(run, k)) continue;
         if (uses_targets(s.op)) set_targets(&b, s.N, s.M);
         const int64_t m = time_every_variant(&b, &s, &r, run, k, tail, NULL);
         tune_done(run, k);
         printf("tune %-13s %-4s N=%-7lld %3d variants  best %-44s %9.1f us (M=%lld)\n", s.op,
-               dtype_name(TUNE_DTYPES[di]), (long long)s.N, r.n, r.n ? r.name[0] : "-", r.n ? r.us[0] : 0.0,
+               dtype_name(TUNE_DTYPES[di]), (long long)s.N, r.seen, r.n ? r.name[0] : "-", r.n ? r.us[0] : 0.0,
                (long long)m);
         fflush(stdout);
       }
@@ -851,7 +833,8 @@ static int cmd_check_dispatch(const struct opts *o)
       struct shape s = { ALL_OPS[i], rows_for(&b, ns[j]), ns[j] };
       char chosen[256];
       struct timing t;
-      struct top2 r = { { NULL, NULL }, { 0, 0 }, 0 };
+      struct ranking r;
+      ranking_init(&r, 2);
       if (uses_targets(s.op)) set_targets(&b, s.N, s.M);
       dispatched(&b, &s, chosen, sizeof chosen);
       kite_status st = time_it(&b, &s, VIA_API, NULL, &t);
@@ -936,7 +919,7 @@ int main(int argc, char **argv)
       o.tune_from = parse_count(need_arg(argc, argv, &i), "--from");
       if (o.tune_from > 262144) die("--from: the grid ends at N = 262144");
     } else if (strcmp(a, "--confirm") == 0) {
-      o.confirm = parse_int(need_arg(argc, argv, &i), "--confirm", 0, CONFIRM_MAX);
+      o.confirm = parse_int(need_arg(argc, argv, &i), "--confirm", 0, RANKING_MAX);
     } else if (strcmp(a, "--times") == 0) {
       times = need_arg(argc, argv, &i);
     } else if (strcmp(a, "--check-dispatch") == 0) {

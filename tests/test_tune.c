@@ -32,7 +32,8 @@ static int fake_work(struct tune_run *run, void *ctx)
   }
   for (int k = 0; k < SHAPES; k++) {
     const struct tune_key key = { "rmsnorm", KITE_BF16, KITE_BF16, 8, 64 << k, 0 };
-    struct top2 t = { { NULL, NULL }, { 0, 0 }, 0 };
+    struct ranking t;
+    ranking_init(&t, 2);
     if (!tune_shape(run, k)) continue;
     for (int v = 0; v < 3; v++) {
       if (fake.fault == FAULT_OUTSIDE && k == fake.at && v == 0 && access(fake.marker, F_OK) != 0) {
@@ -45,7 +46,7 @@ static int fake_work(struct tune_run *run, void *ctx)
         if (fake.fault == FAULT_CRASH) raise(SIGSEGV);
         if (fake.fault == FAULT_HANG) pause();
       }
-      top2_add(&t, VARIANTS[v], 10.0 * (v + 1) + k);
+      ranking_add(&t, VARIANTS[v], 10.0 * (v + 1) + k);
       times_line(run->out, &key, VARIANTS[v], 10.0 * (v + 1) + k, 132);
     }
     tune_line(run->out, &key, &t, NULL, "dev\t2026-12-03\tabc");
@@ -187,6 +188,40 @@ START_TEST(dispatch_set_names_a_table)
 }
 END_TEST
 
+/* A ranking keeps its fastest cap in order (a tie after the earlier), counts
+   every variant added, and clamps cap to 1 ... RANKING_MAX; the tsv line
+   names its first two (the confirm's ranking keeps three). */
+START_TEST(ranking_keeps_the_fastest_in_order)
+{
+  static const char *const names[] = { "a", "b", "c", "d", "e", "f" };
+  static const double us[] = { 5, 3, 4, 3, 1, 9 };
+  struct ranking r;
+  ranking_init(&r, 3);
+  for (int i = 0; i < 6; i++) ranking_add(&r, names[i], us[i]);
+  ck_assert_int_eq(r.seen, 6);
+  ck_assert_int_eq(r.n, 3);
+  ck_assert_str_eq(r.name[0], "e");
+  ck_assert_str_eq(r.name[1], "b");   /* b and d tie at 3: the earlier first */
+  ck_assert_str_eq(r.name[2], "d");
+  ck_assert(r.us[0] == 1 && r.us[1] == 3 && r.us[2] == 3);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  const struct tune_key key = { "rmsnorm", KITE_BF16, KITE_BF16, 8, 64, 0 };
+  tune_line(f, &key, &r, NULL, "dev\t2026-12-08\tabc");
+  fclose(f);
+  ck_assert_str_eq(text, "rmsnorm\tbf16\tbf16\t8\t64\t0\te\t1.000\tb\t3.000\tdev\t2026-12-08\tabc\n");
+  free(text);
+  ranking_init(&r, 0);
+  ck_assert_int_eq(r.cap, 1);
+  ranking_add(&r, "x", 2);
+  ranking_add(&r, "y", 1);
+  ck_assert(r.n == 1 && strcmp(r.name[0], "y") == 0);
+  ranking_init(&r, RANKING_MAX + 5);
+  ck_assert_int_eq(r.cap, RANKING_MAX);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("tune");
@@ -198,6 +233,7 @@ int main(void)
   tcase_add_test(tc, loss_outside_a_variant_skips_the_shape);
   tcase_add_test(tc, child_lost_before_any_shape_stops_the_tune);
   tcase_add_test(tc, dispatch_set_names_a_table);
+  tcase_add_test(tc, ranking_keeps_the_fastest_in_order);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
