@@ -41,6 +41,13 @@ tune_ops() {
   grep "kite-gen:" $OUT/regen.log
 }
 
+# patch_only PART PATCH: the files of PATCH whose path holds PART applied to this tree (git's or
+# patch's: git apply --include where git is missing).
+patch_only() {
+  awk -v p="$1" '/^diff --git / { keep = index($0, p) > 0 } keep' "$2" > /tmp/patch_only.diff
+  [ -s /tmp/patch_only.diff ] && { git apply /tmp/patch_only.diff 2>/dev/null || patch -p1 -s < /tmp/patch_only.diff; }
+}
+
 # patch_reverse PATCH: this tree with PATCH (a diff against it, from the repository
 # root) taken out; git's or patch's, whichever the machine has.
 patch_reverse() {

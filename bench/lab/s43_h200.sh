@@ -19,7 +19,7 @@ if [ "${S43_STEP:-tune}" = table ]; then
     bash bench/lab/s37_table.sh
   cd $OUT && tar czf table.tgz *.txt *.csv 2>/dev/null; rm -f *.txt *.csv; exit 0
 fi
-bash bench/device_run.sh build > $OUT/build.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep prebuilt $OUT/build.log
+bash bench/device_run.sh build > $OUT/build_run.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep prebuilt $OUT/build_run.log  # (build.log: make's)
 if [ "${S43_STEP:-tune}" = quick ]; then   # a short call: kite-bench on the current set, then layernorm tuned
   timeout 150 build/kite-bench --op rmsnorm,softmax,cross_entropy,layernorm,rmsnorm_bwd,softmax_bwd,cross_entropy_bwd,layernorm_bwd --n $NS > $OUT/bench_before.txt 2>&1; echo "bench rc=$? ($SECONDS s)"
   bench_rows $OUT/bench_before.txt

@@ -16,7 +16,7 @@ NS=1024,4096,16384,65536,131072,262144
 OPS=rmsnorm_bwd,layernorm_bwd
 G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
 if echo "$G" | grep -q H200; then S43_END=$END exec bash bench/lab/s43_h200.sh; fi
-bash bench/device_run.sh build > $OUT/build.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep prebuilt $OUT/build.log
+bash bench/device_run.sh build > $OUT/build_run.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep prebuilt $OUT/build_run.log  # (build.log: make's)
 bench_twice() {   # bench_twice FILE: kite-bench on OPS at NS, two rounds into FILE
   for r in 1 2; do timeout 100 build/kite-bench --op $OPS --n $NS; done > $1 2>&1; echo "bench rc=$? ($SECONDS s)"
 }
