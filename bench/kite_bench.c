@@ -647,10 +647,11 @@ static int cmd_rows(struct opts *o)
 
 /* --confirm: shape s's fastest (f, at most o.confirm of them) timed again at
    M*N = confirm_elems, where a variant's time per row can differ from the
-   tune's rows by a quarter (session 43: the sums over rows of the backward
-   ops); their times go to the times file at those rows (kg_span.c lets them
-   decide) and their ranking into r and the tsv.  0 when the shape has no more
-   rows there or fewer than two variants to confirm. */
+   tune's rows by a quarter (session 43, the backward ops: their sums over
+   rows add a fixed cost per call); their times go to the times file at
+   those rows (kg_span.c lets them decide) and their ranking into r and the
+   tsv.  0 when the shape has no more rows there or fewer than two variants
+   to confirm. */
 static int confirm_fastest(struct bench *b, const struct shape *s, const struct ranking *f, struct ranking *r,
                            struct tune_run *run, int k, const char *tail)
 {
