@@ -1,7 +1,22 @@
 # Steps the session lab scripts share (s40_c3.sh, s40_call1.sh, s41_h200.sh, s42_bwd.sh, s43_first.sh,
-# s43_h200.sh), sourced from
+# s43_h200.sh, s44_first.sh, s44_rms.sh), sourced from
 # the repository root on the GPU machine; the SASS helpers come with them (bench/sass.sh).
 source bench/sass.sh
+
+ISSUE_NS=1024,4096,16384,65536,131072,262144   # the row lengths issue 5 measures at (issue 2's among them)
+
+# gpu_is PATTERN: the GPU's name printed; whether it holds PATTERN.
+gpu_is() {
+  local g; g=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$g"
+  grep -q "$1" <<<"$g"
+}
+
+# lab_build: device_run.sh's build, its status and whether .prebuilt served it (its own log is
+# $OUT/build_run.log: $OUT/build.log is make's, written by the build itself).
+lab_build() {
+  bash bench/device_run.sh build > $OUT/build_run.log 2>&1; local rc=$?
+  echo "build rc=$rc ($SECONDS s)"; grep prebuilt $OUT/build_run.log; return $rc
+}
 
 # passed_variants LOG...: the variants whose test printed its line (after every
 # assertion of theirs passed), one a line, sorted.
@@ -20,6 +35,11 @@ bench_rows() {
 tune_one() {
   timeout 60 build/kite-bench --tune $OUT/t.$1.$2.tsv --times $OUT/t.$1.$2.times.tsv --op $1 --dtype $2 \
     > $OUT/tune.$1.$2.log 2>&1
+}
+
+# tune_picks: the tunes' picks (their logs' "tune" lines) at the issues' row lengths.
+tune_picks() {
+  grep -h "^tune " $OUT/tune.*.log | grep -E "N=(${ISSUE_NS//,/|}) "
 }
 
 # tune_ops OPS DTYPES GPU END KEEP: each op of OPS (comma list) and dtype of DTYPES

@@ -10,16 +10,15 @@ export KITE_COMMIT=${KITE_COMMIT:-s43}
 source .deps/env.sh 2>/dev/null
 source bench/lab/lab_steps.sh
 END=${S43_END:-560}
-NS=1024,4096,16384,65536,131072,262144
-G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
-echo "$G" | grep -q H200 || { echo "not an H200: nothing run"; exit 0; }
+NS=$ISSUE_NS
+gpu_is H200 || { echo "not an H200: nothing run"; exit 0; }
 if [ "${S43_STEP:-tune}" = table ]; then
   S37_DONE=x S37_END=$END \
     S37_OPS="rmsnorm layernorm softmax_bwd layernorm_bwd softmax cross_entropy rmsnorm_bwd cross_entropy_bwd" \
     bash bench/lab/s37_table.sh
   cd $OUT && tar czf table.tgz *.txt *.csv 2>/dev/null; rm -f *.txt *.csv; exit 0
 fi
-bash bench/device_run.sh build > $OUT/build_run.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep prebuilt $OUT/build_run.log  # (build.log: make's)
+lab_build
 if [ "${S43_STEP:-tune}" = quick ]; then   # a short call: kite-bench on the current set, then layernorm tuned
   timeout 150 build/kite-bench --op rmsnorm,softmax,cross_entropy,layernorm,rmsnorm_bwd,softmax_bwd,cross_entropy_bwd,layernorm_bwd --n $NS > $OUT/bench_before.txt 2>&1; echo "bench rc=$? ($SECONDS s)"
   bench_rows $OUT/bench_before.txt

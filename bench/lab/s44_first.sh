@@ -12,17 +12,16 @@ export KITE_COMMIT=${KITE_COMMIT:-s44}
 source .deps/env.sh 2>/dev/null
 source bench/lab/lab_steps.sh
 END=${S44_END:-540}
-NS=1024,4096,16384,65536,131072,262144
+NS=$ISSUE_NS
 OPS=rmsnorm_bwd,layernorm_bwd
-G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
-if echo "$G" | grep -q H200; then S43_END=$END exec bash bench/lab/s43_h200.sh; fi
-bash bench/device_run.sh build > $OUT/build_run.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep prebuilt $OUT/build_run.log  # (build.log: make's)
+if gpu_is H200; then S43_END=$END exec bash bench/lab/s43_h200.sh; fi
+lab_build
 bench_twice() {   # bench_twice FILE: kite-bench on OPS at NS, two rounds into FILE
   for r in 1 2; do timeout 100 build/kite-bench --op $OPS --n $NS; done > $1 2>&1; echo "bench rc=$? ($SECONDS s)"
 }
 bench_twice $OUT/bench_before.txt
 tune_ops $OPS bf16 h100 $(( END - 110 )) 60
-grep -h "^tune " $OUT/tune.*.log | grep -E "N=(1024|4096|16384|65536|131072|262144) "
+tune_picks
 bench_twice $OUT/bench_after.txt
 # op N: each file's variant and median over its rounds, and after / before
 awk 'FNR == 1 { f++ } $1 ~ /_bwd$/ && $4 ~ /^[0-9]+$/ { k = $1 " " $4; v[f, k] = $5; t[f, k] = t[f, k] " " $6; key[k] }

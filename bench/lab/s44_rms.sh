@@ -13,19 +13,18 @@ export KITE_COMMIT=${KITE_COMMIT:-s44-rms}
 source .deps/env.sh 2>/dev/null
 source bench/lab/lab_steps.sh
 END=${S44_END:-540}
-NS=1024,4096,16384,65536,131072,262144
-G=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$G"
-echo "$G" | grep -q H100 || { echo "not an H100: nothing run (the tables here are the H100's)"; exit 0; }
+NS=$ISSUE_NS
+gpu_is H100 || { echo "not an H100: nothing run (the tables here are the H100's)"; exit 0; }
 rm -rf /tmp/old && mkdir -p /tmp/old && tar cf - --exclude=./build . | tar xf - -C /tmp/old
 ( cd /tmp/old && OUT=/tmp/oldout bash bench/device_run.sh build > /tmp/oldbuild.log 2>&1 )
 echo "old build rc=$? ($SECONDS s)"; grep prebuilt /tmp/oldbuild.log | head -2
 [ -x /tmp/old/build/kite-bench ] || { tail -20 /tmp/oldbuild.log; exit 0; }
 patch_only /rmsnorm_bwd/ bench/lab/s42/bwdsums.patch || { echo "the rmsnorm_bwd half does not apply"; exit 0; }
 rm -rf build   # a warm machine's objects are main's: .prebuilt has the half's, unpacked into an empty build/ only
-bash bench/device_run.sh build > $OUT/build_run.log 2>&1; echo "build rc=$? ($SECONDS s)"; grep prebuilt $OUT/build_run.log  # (build.log: make's)
+lab_build
 ls build/obj/rmsnorm_bwd/*.o | ldl_report "rmsnorm_bwd objects" 8
 tune_ops rmsnorm_bwd "bf16 f16" h100 $(( END - 120 )) 60
-grep -h "^tune " $OUT/tune.*.log | grep -E "N=(1024|4096|16384|65536|131072|262144) "
+tune_picks
 AB_ROUNDS=${AB_ROUNDS:-3} AB_TIMEOUT=60 AB_STOP=$(( END - 40 )) AB_OLD=/tmp/old/build/kite-bench \
   bash bench/lab/ab_run.sh $OUT rmsnorm_bwd - $NS
 cd $OUT && tar czf logs.tgz *.log t.*.tsv 2>/dev/null; rm -f *.log t.*.tsv
